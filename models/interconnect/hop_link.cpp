@@ -456,6 +456,159 @@ VRDMASIM_FORCE_INLINE Link::Hops::Queue* Link::Hops::arbitrate(const Link& link,
     return best;
 }
 
+// A router's part of a hop in exact time order, here (not in router.cpp)
+// so that a link's arrival inlines it (and the output link's enqueue() in
+// it) and a link's serving the freeing of its router input.
+VRDMASIM_FORCE_INLINE void Router::exact_hold_inline(ExactHeld* held, unsigned in_flits, unsigned vc,
+                                                     sc_core::sc_time head, unsigned flits) {
+    if (!held) return;
+    const unsigned occ = held->take(head, flits);
+    if (occ > in_flits) count_overflow(head + pipeline_);
+    if (occ > held->most) {
+        held->most = occ;
+        if (occ > occ_max_[vc]) {
+            occ_max_[vc] = occ;
+            occ_stats_[vc]->set(occ);
+        }
+    }
+}
+
+// By its time, though counted later where the arrival was made ahead: a
+// region of interest reads it there. (Out of line: it never happens where
+// the credits keep the buffer.)
+void Router::count_overflow(sc_core::sc_time at) { ctx_.stats.count_at(overflows_, 1, at.value(), sim_now().value()); }
+
+void Router::count_routed(sc_core::sc_time at) { ctx_.stats.count_at(packets_, 1, at.value(), sim_now().value()); }
+
+VRDMASIM_FORCE_INLINE Link& Router::exact_ahead_inline(int id, HopPacket& hp, sc_core::sc_time head, bool held_counts) {
+    ExanetPacket& pkt = *hp.pkt;
+    const Choice c = dor_ ? dimension_order(static_cast<unsigned>(id), pkt) : Choice{route(pkt.dst_node), -1};
+    Link* const l = c.port >= 0 && c.port < static_cast<int>(direct_out_.size()) ? direct_out_[c.port] : nullptr;
+    if (!l || !l->exact())
+        throw std::logic_error(std::string(name()) + ": a packet for " + std::to_string(pkt.dst_node) +
+                               " has no route here in exact time order (port " + std::to_string(c.port) +
+                               "; its injection link checked its first hop only)");
+    if (!held_counts) packets_.inc();
+    else count_routed(head + pipeline_);
+    if (c.vc >= 0) pkt.header.vc = static_cast<std::uint8_t>(c.vc);
+    pkt.tail += pipeline_;
+    hp.ready = head + pipeline_;
+    return *l;
+}
+
+// A packet whose head reaches the far router at `head`, at its start here
+// (dimension order: Router::exact_ahead_ok). Queued at its output link
+// now, ready from its arrival there, as the Arrival event would have
+// queued it then: until then no serving of that link can start it (it is
+// not ready), and every serving from then on sees it, as they would have
+// (an Arrival event came before the Serve events of its time). Nothing
+// else reads it there before its time. It is counted (the router's
+// packets, the output link's transactions) at its arrival's time
+// (StatRegistry::count_at); its router input's occupancy at its head waits
+// for settle_ahead(), since it needs every freeing before then, some of
+// which may still come.
+VRDMASIM_FORCE_INLINE void Link::arrive_ahead(HopPacket& hp, sc_time head) {
+    Hops& h = *hop_;
+    const bool held_counts = h.direct == 2;
+    Link& out = far_->exact_ahead_inline(far_port_, hp, head, held_counts);
+    if (!held_counts) out.transactions_.inc();
+    else out.count_transaction_at(hp.ready);
+    hp.held_due = true;
+    h.ahead.push_back(&hp);
+    out.enqueue_ahead(hp);
+}
+
+void Link::count_transaction_at(sc_time at) { stats_->count_at(transactions_, 1, at.value(), sim_now().value()); }
+
+// enqueue() for a packet ready later than now (arrive_ahead): served by a
+// Serve event, never at once.
+VRDMASIM_FORCE_INLINE void Link::enqueue_ahead(HopPacket& hp) {
+    Hops& h = *hop_;
+    const unsigned vc = p_.vcs == 1 ? 0u : hp.pkt->header.vc;
+    if (vc >= p_.vcs || hp.flits > p_.buffer_flits)
+        throw std::logic_error(std::string(name()) + ": a packet routed here on VC " + std::to_string(vc) + " of " +
+                               std::to_string(hp.flits) + " flits, which its far buffer cannot take");
+    queue_packet(vc, hp);
+    if (h.qs[vc]->fifo.front() != &hp) return;
+    const sc_time t = credits_for(vc, hp.flits);
+    if (t == max_sim_time()) return;
+    post_serve(std::max(hp.ready, std::max(t, h.wire_free)));
+}
+
+// One arrival made ahead counted in the far router's input: its
+// occupancy at the packet's head.
+VRDMASIM_FORCE_INLINE void Link::settle_one(HopPacket& hp) {
+    Hops& h = *hop_;
+    hp.held_due = false;
+    const int v = h.far_in.arriving(hp.up_vc);
+    far_->exact_hold_inline(v < 0 ? nullptr : &h.vc[unsigned(v)].far, h.far_in.flits, v < 0 ? 0u : unsigned(v),
+                            hp.ready - far_->pipeline(), hp.flits);
+}
+
+// At `upto`'s start on its output link (its head came in by then): the
+// arrivals from this link before it and its own, in their order. Every
+// freeing of the input at or before their heads is known: a packet frees
+// its space at the end of its start, a flit at least after it, and every
+// start before this one has been served.
+void Link::settle_ahead(const HopPacket& upto) {
+    Hops& h = *hop_;
+    while (!h.ahead.empty()) {
+        HopPacket& hp = *h.ahead.front();
+        h.ahead.pop_front();
+        settle_one(hp);
+        if (&hp == &upto) return;
+    }
+    throw std::logic_error(std::string(name()) + ": a packet started beyond its router without its arrival there");
+}
+
+void Link::settle_ahead_until(sc_time t) {
+    if (!hop_) return;
+    Hops& h = *hop_;
+    while (!h.ahead.empty() && h.ahead.front()->ready <= t) {
+        HopPacket& hp = *h.ahead.front();
+        h.ahead.pop_front();
+        settle_one(hp);
+    }
+}
+
+// A packet started at `start` on this link: its place where it waited is
+// free when its tail has left, at `end` (the upstream link's far buffer, a
+// cut link's, or its network interface's queue, hp.queue).
+VRDMASIM_FORCE_INLINE void Link::free_where_waited(HopPacket& hp, sc_time start, sc_time end) {
+    Hops& h = *hop_;
+    const unsigned flits = hp.flits;
+    if (hp.up) {
+        Link& up = *hp.up;
+        Hops& u = *up.hop_;
+        // Its arrival made ahead and not settled yet (with an earlier
+        // one's): the router's accounting of it, and of those from
+        // that link before it, first, as its freeing comes after its
+        // arrival.
+        if (hp.held_due) {
+            if (u.ahead.front() == &hp) {   // (the usual case: the first from there)
+                u.ahead.pop_front();
+                up.settle_one(hp);
+            } else {
+                up.settle_ahead(hp);
+            }
+        }
+        if (const int v = u.far_in.freeing(hp.up_vc); v >= 0) u.vc[unsigned(v)].far.freed(end, flits);
+        up.give_credit_inline(hp.up_vc, flits, end + up.p_.latency);
+    } else if (hp.cut) {
+        hp.cut->freed(hp, end);
+    } else {
+        Hops::Queue& q = *h.qs[hp.queue];
+        q.flits -= flits;
+        if (q.kept) {
+            room_for_kept(hp.queue, start);
+        } else if (q.waiting) {
+            const sc_time at = std::max(start, q.wait_from);
+            q.started.get().notify(at - sim_now());
+            h.q->woke_resuming(at);
+        }
+    }
+}
+
 void Link::serve(sc_time now) {
     start_packets(now);
     if (!hop_->admit_now.empty()) admit_now(now);
@@ -483,24 +636,7 @@ void Link::start_packets(sc_time now) {
         v.credits -= flits;
         v.raise_hwm(p_.buffer_flits - v.credits);
         served(pkt, flits, hp.ready, start, end);
-        // Its place where it waited is free when its tail has left.
-        if (hp.up) {
-            Link& up = *hp.up;
-            Hops& u = *up.hop_;
-            if (const int v = u.far_in.freeing(hp.up_vc); v >= 0) u.vc[unsigned(v)].far.freed(end, flits);
-            up.give_credit_inline(hp.up_vc, flits, end + up.p_.latency);
-        } else if (hp.cut) {
-            hp.cut->freed(hp, end);
-        } else {
-            best->flits -= flits;
-            if (best->kept) {
-                room_for_kept(hp.queue, start);
-            } else if (best->waiting) {
-                const sc_time at = std::max(start, best->wait_from);
-                best->started.get().notify(at - sim_now());
-                h.q->woke_resuming(at);
-            }
-        }
+        free_where_waited(hp, start, end);
         const sc_time head = start + flit_time_ + p_.latency;
         if (hop_cut_) {
             // A cut link: the far end takes it from its message.
@@ -513,6 +649,13 @@ void Link::start_packets(sc_time now) {
         hp.up_vc = vc;
         hp.in_port = far_port_;
         hp.ready = head;
+        // (Decided at the first start: routing and a region of interest
+        // are set up by then.)
+        if (h.direct < 0) h.direct = !far_ || !far_->exact_ahead_ok() ? 0 : stats_->will_be_read() ? 2 : 1;
+        if (h.direct) {
+            arrive_ahead(hp, head);
+            continue;
+        }
         h.q->post(HopQueue::Event{head + (far_ ? far_->pipeline() : sc_core::SC_ZERO_TIME),
                                   HopQueue::key(HopQueue::Arrival, h.number, vc), hp.serial, &h.handler, &hp, 0});
     }
@@ -533,26 +676,15 @@ void Link::start_packets(sc_time now) {
     if (next != max_sim_time()) post_serve(std::max(next, h.wire_free));
 }
 
-// A router's part of a hop in exact time order, here (not in router.cpp)
-// so that a link's arrival inlines it (and the output link's enqueue() in
-// it) and a link's serving the freeing of its router input.
+// A router's part of a hop in exact time order (its arrival), here (not in
+// router.cpp) so that a link's arrival inlines it and the output link's
+// enqueue() in it.
 VRDMASIM_FORCE_INLINE void Router::exact_arrive_inline(int id, HopPacket& hp, sc_core::sc_time head, ExactHeld* held,
                                                        unsigned in_flits, unsigned vc) {
     ExanetPacket& pkt = *hp.pkt;
     const unsigned port = static_cast<unsigned>(id);
     const sc_core::sc_time now = head + pipeline_;
-    // Its input buffer: what was freed by its head is gone.
-    if (held) {
-        const unsigned occ = held->take(head, hp.flits);
-        if (occ > in_flits) overflows_.inc();
-        if (occ > held->most) {
-            held->most = occ;
-            if (occ > occ_max_[vc]) {
-                occ_max_[vc] = occ;
-                occ_stats_[vc]->set(occ);
-            }
-        }
-    }
+    exact_hold_inline(held, in_flits, vc, head, hp.flits);
     bool adaptive = false, chose = false;
     // Dimension order (every hop of the default routing) inline: what
     // route_packet() would give, without its two calls.

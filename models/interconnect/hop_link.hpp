@@ -135,6 +135,13 @@ struct alignas(64) Link::Hops {
     Router::ExactInput far_in;   // the far router's input (none: 0 flits)
     std::vector<Pending> pending;
     std::size_t pending_first = 0;
+    // Arrivals at the far router made ahead (Link::arrive_ahead), by head,
+    // not yet counted in its input; and whether this link makes them (-1:
+    // not known yet, decided at its first start, once routing and a region
+    // of interest are set up; 0: no, Arrival events; 1: yes; 2: yes, their
+    // counts held for a region of interest, StatRegistry::count_at).
+    PacketFifo ahead;
+    int direct = -1;
     // Queues whose kept packet is taken in at the end of the serving that
     // made room (Link::room_for_kept), in queue order.
     std::vector<unsigned> admit_now;

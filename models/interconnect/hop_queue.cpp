@@ -43,6 +43,7 @@ HopPacket& HopQueue::take_packet() {
 void HopQueue::give_back(HopPacket& p) {
     p.up = nullptr;
     p.cut = nullptr;
+    p.held_due = false;
     free_.push_back(&p);
 }
 

@@ -58,6 +58,10 @@ struct alignas(64) HopPacket {
     HopCutFar* cut = nullptr;
     int in_port = -1;
     unsigned queue = 0;
+    // Its arrival at the router after `up` was made at its start there
+    // (Link::arrive_ahead), and the router's input has yet to count it
+    // (Link::settle_ahead).
+    bool held_due = false;
     ExanetPacket* pkt;   // `own`: gp's extension
     ExanetPacket own;
     tlm::tlm_generic_payload gp;   // data pointing at `data`, `pkt` its extension

@@ -181,6 +181,9 @@ public:
     // under way, and credits
     // not back (at the end of a run: none).
     std::size_t exact_waiting() const;
+    // The run ends at `t`: the far router's accounting of arrivals made
+    // ahead that were due by then (Link::settle_ahead).
+    void settle_ahead_until(sc_core::sc_time t);
     std::size_t exact_credits_out() const;
     std::uint64_t exact_refused() const;
 
@@ -406,6 +409,20 @@ private:
     void post_serve(sc_core::sc_time at);
     // The packet's head reached the far end.
     void arrive(HopPacket& hp, sc_core::sc_time head);
+    // Its arrival at the far router made at its start here
+    // (Router::exact_ahead_inline): queued at its output link `out`, ready
+    // then, without an Arrival event (README.md, *Arrivals made ahead*).
+    void arrive_ahead(HopPacket& hp, sc_core::sc_time head);
+    void enqueue_ahead(HopPacket& hp);
+    void count_transaction_at(sc_core::sc_time at);   // held for a region of interest (arrive_ahead)
+    // The far router's input's count of the packets whose arrival was
+    // made ahead, in their order, through `upto` (at its start on its
+    // output link: every freeing of the input before its head is known by
+    // then); settle_ahead_until: those due by `t` (the run's end).
+    void settle_ahead(const HopPacket& upto);
+    // A start's freeing of the place its packet waited in (start_packets).
+    void free_where_waited(HopPacket& hp, sc_core::sc_time start, sc_core::sc_time end);
+    void settle_one(HopPacket& hp);
     void deliver(HopPacket& hp);   // a Deliver event: here, or by the lane's thread
     void deliver_here(HopPacket& hp, sc_core::sc_time head);
     void deliver_run(unsigned vc);

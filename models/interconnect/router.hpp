@@ -189,6 +189,26 @@ public:
     // one above is its out-of-line copy).
     void exact_arrive_inline(int port, HopPacket& hp, sc_core::sc_time head, ExactHeld* held, unsigned in_flits,
                              unsigned vc);
+    // Whether a packet's arrival here may be made ahead, at its start on
+    // the link that feeds it (exact_ahead_inline): dimension order or the
+    // routing table, whose route depends on the packet and its input alone
+    // (adaptive routing reads the output links' state at the arrival's
+    // time; a test's route function is not known to be a function of the
+    // packet alone).
+    bool exact_ahead_ok() const { return !topology_ && !route_fn_; }
+    // A packet whose head reaches input `port` at `head`, routed at its
+    // start on the link that feeds the input: its VC, tail and ready time
+    // set for its output link, which it returns, and counted as routed (at
+    // once, or with `held_counts`, where a region of interest will read
+    // the counts, at its arrival's time: StatRegistry::count_at). Its
+    // input's occupancy at `head` is left to exact_hold_inline, once
+    // nothing can still change it (Link::settle_ahead).
+    Link& exact_ahead_inline(int port, HopPacket& hp, sc_core::sc_time head, bool held_counts);
+    // The input's VC buffer `held` (null: not measured) takes `flits` at
+    // `head` (what was freed by then is gone).
+    void exact_hold_inline(ExactHeld* held, unsigned in_flits, unsigned vc, sc_core::sc_time head, unsigned flits);
+    void count_overflow(sc_core::sc_time at);   // an arrival's at `at` (exact_hold_inline)
+    void count_routed(sc_core::sc_time at);   // a packet routed at `at`, held for a region (exact_ahead_inline)
 
     // The target of input `id` (in's binding order).
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);

@@ -424,3 +424,85 @@ TEST_CASE("exact links: a link whose far end is reached by messages (cut between
         CHECK(s->in_a.exact_credits_out() == 0);
     }
 }
+
+namespace {
+
+// One source into a router with two outputs: port 0 to sink 7, whose far
+// buffer holds one packet and is freed 5 us after its tail (a packet
+// behind waits there for the credit), and port 1 to sink 8. The injection
+// link's latency (500 ns) is long and the outputs fast (64 Gb/s), so that
+// a packet's space at the router is freed before the head of one sent
+// after it had started on the injection link.
+struct Fork {
+    NetEnv env;
+    HopQueue q{"hops"};
+    PacketSource src;
+    Link in{"in", env.ctx, link_params(20e9, ns(500), 64), "node0", "src->router"};
+    Router router{"router", env.ctx};
+    Link out7{"out7", env.ctx, link_params(64e9, ns(20), 18), "node0", "router->node7"};
+    Link out8{"out8", env.ctx, link_params(64e9, ns(20), 64), "node0", "router->node8"};
+    PacketSink sink7{"sink7"}, sink8{"sink8"};
+
+    explicit Fork(std::function<void(PacketSource&)> script) : src("src", std::move(script)) {
+        sink7.free_at = [](const PacketSink::Arrival& a) { return a.tail + us(5); };
+        src.out.bind(in.in);
+        src.path.direct(&in);
+        in.connect(router);
+        router.out.bind(out7.in);
+        router.out.bind(out8.in);
+        router.set_output_link(0, &out7);
+        router.set_output_link(1, &out8);
+        router.set_route(7, 0);
+        router.set_route(8, 1);
+        router.set_input_buffer(0, 64, 1);
+        out7.connect(sink7.in, sink7);
+        out8.connect(sink8.in, sink8);
+        in.use_hops(q);
+        out7.use_hops(q);
+        out8.use_hops(q);
+    }
+};
+
+}   // namespace
+
+// A router's arrival is made when the packet starts on the link before it
+// (Link::arrive_ahead: no Arrival event), and what it counts at the router
+// (the input buffer's occupancy at its head) only once every freeing
+// before its head is known, in the order of the heads. P0 and A go to
+// sink 7, B to sink 8, back to back from t0 = 100 ns: heads at the router
+// at t0 + 506.4, 621.6 and 736.8 ns (6.4 ns a flit, 115.2 ns a packet,
+// 500 ns); P0 leaves it by t0 + 717.2 (its tail in at t0 + 615.2, the
+// pipeline, a 2 ns flit out), a freeing made known only at P0's start on
+// out7 at t0 + 606.4, after B had started on `in`; A waits at out7 for
+// P0's credit (5 us), so B starts first and settles A's arrival before its
+// own. At A's head P0 and A are held (36 flits), at B's A and B (36): a
+// count taken at B's start on `in` would have found P0 still there (54),
+// one that skipped A's arrival would have lost it.
+TEST_CASE("exact links: a router's arrival made at the start before it counts its input at the head's own time",
+          "[link][exact][router]") {
+    Fork f([](PacketSource& s) {
+        sc_core::wait(ns(100));
+        for (unsigned dst : {7u, 7u, 8u}) {
+            PacketSpec p;
+            p.dst = dst;
+            s.send(p);
+        }
+    });
+    REQUIRE(f.router.pipeline() == ns(100));
+    sc_start();
+    REQUIRE(f.sink7.arrivals.size() == 2);
+    REQUIRE(f.sink8.arrivals.size() == 1);
+    // B passed A, which waited for the credit of P0's space at sink 7.
+    CHECK(f.sink8.arrivals[0].head < f.sink7.arrivals[1].head);
+    CHECK(f.sink7.arrivals[1].head > f.sink7.arrivals[0].free);
+    CHECK(f.router.occupancy_max(0) == 36);
+    CHECK(f.router.overflows() == 0);
+    CHECK(f.env.counter("router.packets") == 3);
+    CHECK(f.env.counter("out7.transactions") == 2);
+    CHECK(f.env.counter("out8.transactions") == 1);
+    CHECK(f.q.packets_in_flight() == 0);
+    for (const Link* l : {&f.in, &f.out7, &f.out8}) {
+        CHECK(l->exact_waiting() == 0);
+        CHECK(l->exact_credits_out() == 0);
+    }
+}
