@@ -327,8 +327,8 @@ VRDMASIM_FORCE_INLINE void Link::queue_packet(unsigned qi, HopPacket& hp) {
     h.queued_flits += hp.flits;
 }
 
-VRDMASIM_FORCE_INLINE void Link::enqueue(HopPacket& hp) {
-    transactions_.inc();
+VRDMASIM_FORCE_INLINE void Link::enqueue(HopPacket& hp, bool arriving) {
+    if (arriving) transactions_.inc();   // (made ahead: counted by arrive_ahead)
     Hops& h = *hop_;
     const unsigned vc = p_.vcs == 1 ? 0u : hp.pkt->header.vc;
     if (vc >= p_.vcs || hp.flits > p_.buffer_flits)
@@ -342,7 +342,8 @@ VRDMASIM_FORCE_INLINE void Link::enqueue(HopPacket& hp) {
     // When its credits are back (not all on their way: when given).
     const sc_time now = hp.ready, t = credits_for(vc, hp.flits);
     if (t == max_sim_time()) return;
-    if (h.wire_free <= now && t <= now) serve_soon(now);
+    // Made ahead, it is ready later than now: a Serve event, never at once.
+    if (arriving && h.wire_free <= now && t <= now) serve_soon(now);
     else post_serve(std::max(now, std::max(t, h.wire_free)));
 }
 
@@ -515,25 +516,10 @@ VRDMASIM_FORCE_INLINE void Link::arrive_ahead(HopPacket& hp, sc_time head) {
     else out.count_transaction_at(hp.ready);
     hp.held_due = true;
     h.ahead.push_back(&hp);
-    out.enqueue_ahead(hp);
+    out.enqueue(hp, false);
 }
 
 void Link::count_transaction_at(sc_time at) { stats_->count_at(transactions_, 1, at.value(), sim_now().value()); }
-
-// enqueue() for a packet ready later than now (arrive_ahead): served by a
-// Serve event, never at once.
-VRDMASIM_FORCE_INLINE void Link::enqueue_ahead(HopPacket& hp) {
-    Hops& h = *hop_;
-    const unsigned vc = p_.vcs == 1 ? 0u : hp.pkt->header.vc;
-    if (vc >= p_.vcs || hp.flits > p_.buffer_flits)
-        throw std::logic_error(std::string(name()) + ": a packet routed here on VC " + std::to_string(vc) + " of " +
-                               std::to_string(hp.flits) + " flits, which its far buffer cannot take");
-    queue_packet(vc, hp);
-    if (h.qs[vc]->fifo.front() != &hp) return;
-    const sc_time t = credits_for(vc, hp.flits);
-    if (t == max_sim_time()) return;
-    post_serve(std::max(hp.ready, std::max(t, h.wire_free)));
-}
 
 // One arrival made ahead counted in the far router's input: its
 // occupancy at the packet's head.
@@ -700,7 +686,7 @@ VRDMASIM_FORCE_INLINE void Router::exact_arrive_inline(int id, HopPacket& hp, sc
     if (c.vc >= 0) pkt.header.vc = static_cast<std::uint8_t>(c.vc);
     pkt.tail += pipeline_;
     hp.ready = now;
-    l->enqueue(hp);
+    l->enqueue(hp, true);
 }
 
 void Router::exact_arrive(int id, HopPacket& hp, sc_core::sc_time head, ExactHeld* held, unsigned in_flits,

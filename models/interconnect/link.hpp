@@ -167,8 +167,10 @@ public:
     // (after use_hops): its far end here, reached by messages all the same
     // (hop_cut.hpp), as connect_far() reaches one on another rank.
     void cut_hops_here();
-    // Exact: a packet its far router routed here, ready to start from now.
-    void enqueue(HopPacket& hp);
+    // Exact: a packet its far router routed here, ready to start from
+    // hp.ready: now, as it arrives (`arriving`), or later, its arrival made
+    // ahead (arrive_ahead: counted there, served by a Serve event).
+    void enqueue(HopPacket& hp, bool arriving);
     // Exact: the space VC `vc` of the far buffer held for `flits` is known
     // free here from `at` (its tail's leaving there plus the latency back).
     void give_credit(unsigned vc, unsigned flits, sc_core::sc_time at);
@@ -413,7 +415,6 @@ private:
     // (Router::exact_ahead_inline): queued at its output link `out`, ready
     // then, without an Arrival event (README.md, *Arrivals made ahead*).
     void arrive_ahead(HopPacket& hp, sc_core::sc_time head);
-    void enqueue_ahead(HopPacket& hp);
     void count_transaction_at(sc_core::sc_time at);   // held for a region of interest (arrive_ahead)
     // The far router's input's count of the packets whose arrival was
     // made ahead, in their order, through `upto` (at its start on its
