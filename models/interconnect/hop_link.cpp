@@ -457,9 +457,9 @@ VRDMASIM_FORCE_INLINE Link::Hops::Queue* Link::Hops::arbitrate(const Link& link,
     return best;
 }
 
-// A router's part of a hop in exact time order, here (not in router.cpp)
-// so that a link's arrival inlines it (and the output link's enqueue() in
-// it) and a link's serving the freeing of its router input.
+// A router's parts of a hop in exact time order, here (not in router.cpp)
+// so that a link's arrival and start inline them: its input's occupancy
+// at a head, and an arrival made ahead.
 VRDMASIM_FORCE_INLINE void Router::exact_hold_inline(ExactHeld* held, unsigned in_flits, unsigned vc,
                                                      sc_core::sc_time head, unsigned flits) {
     if (!held) return;
@@ -566,10 +566,10 @@ VRDMASIM_FORCE_INLINE void Link::free_where_waited(HopPacket& hp, sc_time start,
     if (hp.up) {
         Link& up = *hp.up;
         Hops& u = *up.hop_;
-        // Its arrival made ahead and not settled yet (with an earlier
-        // one's): the router's accounting of it, and of those from
-        // that link before it, first, as its freeing comes after its
-        // arrival.
+        // Its arrival made ahead and not yet counted in the router's
+        // input (with an earlier one's): that count first, and those of
+        // the packets from that link before it, as its freeing comes
+        // after its arrival.
         if (hp.held_due) {
             if (u.ahead.front() == &hp) {   // (the usual case: the first from there)
                 u.ahead.pop_front();

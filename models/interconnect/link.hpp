@@ -183,7 +183,7 @@ public:
     // under way, and credits
     // not back (at the end of a run: none).
     std::size_t exact_waiting() const;
-    // The run ends at `t`: the far router's accounting of arrivals made
+    // The run ends at `t`: the far router's input counts the arrivals made
     // ahead that were due by then (Link::settle_ahead).
     void settle_ahead_until(sc_core::sc_time t);
     std::size_t exact_credits_out() const;
