@@ -37,6 +37,9 @@ HopCutFar::HopCutFar(const std::string& link_name, std::uint32_t number, sc_time
 void HopCutFar::attach(HopQueue& q, std::uint32_t hop_number, Router& router, int port) {
     q_ = &q;
     hop_number_ = hop_number;
+    // (In one process the cut link itself serves its number, and hands
+    // this end its arrivals: Link::cut_hops_here.)
+    if (!q.serves(hop_number)) q.serve_link(hop_number, *this);
     router_ = &router;
     port_ = port;
     in_ = router.exact_input(static_cast<unsigned>(port));
@@ -64,7 +67,7 @@ void HopCutFar::post(PacketMessage& m) {
     // The event the link's own arrival would have been: the same time, key
     // and serial.
     q_->post(HopQueue::Event{m.head + router_->pipeline(), HopQueue::key(HopQueue::Arrival, hop_number_, m.vc),
-                             m.serial, this, &hp, 0});
+                             m.serial, &hp});
 }
 
 void HopCutFar::on_hop_event(HopQueue&, std::uint64_t, void* what, std::uint32_t) {

@@ -29,8 +29,8 @@ using sc_core::sc_time;
 
 Link::~Link() = default;
 
-// The far buffer's VC a packet occupies.
-unsigned Link::vc_of(const HopPacket& hp) const { return p_.vcs == 1 ? 0u : hp.pkt->header.vc; }
+// The far buffer's VC a packet queued here occupies (queue_packet).
+unsigned Link::vc_of(const HopPacket& hp) const { return hp.vc; }
 
 // (Inline where it is called: mostly the credits are back.)
 VRDMASIM_FORCE_INLINE sc_time Link::credits_for(unsigned vc, unsigned flits) const {
@@ -57,6 +57,7 @@ void Link::use_hops(HopQueue& q, std::uint32_t number) {
     h.handler.link = this;
     h.q = &q;
     h.number = number;
+    q.serve_link(number, h.handler);
     // The far router's input is measured here (Router::ExactHeld); a
     // network interface at the far end has none.
     if (far_) h.far_in = far_->exact_input(static_cast<unsigned>(far_port_));
@@ -215,7 +216,7 @@ VRDMASIM_FORCE_INLINE void Link::enter(unsigned qi, HopPacket& hp, sc_time head,
     if (q.fifo.front() == &hp) {
         // When its credits are back (not all on their way: when given).
         const sc_time t = credits_for(vc_of(hp), flits);
-        if (t != max_sim_time()) post_serve(std::max(std::max(hp.ready, now), std::max(t, h.wire_free)));
+        if (!is_max_sim_time(t)) post_serve(std::max(std::max(hp.ready, now), std::max(t, h.wire_free)));
     }
     // Its sender may present the next when this one's tail could be out,
     // had it the wire to itself from its head (or from its queue's last).
@@ -314,6 +315,7 @@ void Link::admit(unsigned qi, sc_time at) {
 
 VRDMASIM_FORCE_INLINE void Link::queue_packet(unsigned qi, HopPacket& hp) {
     Hops& h = *hop_;
+    hp.vc = static_cast<std::uint8_t>(p_.vcs == 1 ? 0u : hp.pkt->header.vc);
     auto& fifo = h.qs[qi]->fifo;
     auto at = fifo.end();
     while (at != fifo.begin()) {
@@ -341,7 +343,7 @@ VRDMASIM_FORCE_INLINE void Link::enqueue(HopPacket& hp, bool arriving) {
     if (h.qs[vc]->fifo.front() != &hp) return;
     // When its credits are back (not all on their way: when given).
     const sc_time now = hp.ready, t = credits_for(vc, hp.flits);
-    if (t == max_sim_time()) return;
+    if (is_max_sim_time(t)) return;
     // Made ahead, it is ready later than now: a Serve event, never at once.
     if (arriving && h.wire_free <= now && t <= now) serve_soon(now);
     else post_serve(std::max(now, std::max(t, h.wire_free)));
@@ -351,7 +353,7 @@ void Link::post_serve(sc_time at) {
     Hops& h = *hop_;
     if (at >= h.serve_at) return;
     h.serve_at = at;
-    h.q->post(HopQueue::Event{at, HopQueue::key(HopQueue::Serve, h.number, 0), 0, &h.handler, nullptr, 0});
+    h.q->post(HopQueue::Event{at, HopQueue::key(HopQueue::Serve, h.number, 0), 0, nullptr});
 }
 
 void Link::serve_soon(sc_time now) {
@@ -377,13 +379,15 @@ VRDMASIM_FORCE_INLINE void Link::give_credit_inline(unsigned vc, unsigned flits,
     // already so, and its serving posted (serve()). Of the VC queues only
     // queue `vc` holds this VC's packets; a network interface's queues
     // (after them) may hold any VC's.
-    const std::size_t nq = h.qs.size();
-    for (std::size_t qi = vc; qi < nq; qi = qi < p_.vcs ? p_.vcs : qi + 1) {
-        const Hops::Queue& q = *h.qs[qi];
-        if (q.fifo.empty() || vc_of(*q.fifo.front()) != vc) continue;
+    const auto completes = [&](const Hops::Queue& q) {
         const HopPacket& f = *q.fifo.front();
         const sc_time t = credits_for(vc, f.flits);
-        if (t != max_sim_time() && t >= at) post_serve(std::max(std::max(t, f.ready), h.wire_free));
+        if (!is_max_sim_time(t) && t >= at) post_serve(std::max(std::max(t, f.ready), h.wire_free));
+    };
+    if (!h.qs[vc]->fifo.empty()) completes(*h.qs[vc]);
+    for (std::size_t qi = p_.vcs, nq = h.qs.size(); qi < nq; ++qi) {
+        const Hops::Queue& q = *h.qs[qi];
+        if (!q.fifo.empty() && vc_of(*q.fifo.front()) == vc) completes(q);
     }
 }
 
@@ -420,6 +424,11 @@ VRDMASIM_FORCE_INLINE void Link::on_hop_event(std::uint64_t key, void* what) {
         break;
     }
     case HopQueue::Arrival: {
+        // (A link cut in one process: its far end's arrival, from a message.)
+        if (hop_cut_far_) {
+            hop_cut_far_->on_hop_event(*hop_->q, key, what, 0);
+            break;
+        }
         HopPacket& hp = *static_cast<HopPacket*>(what);
         arrive(hp, hp.ready);
         break;
@@ -643,7 +652,7 @@ void Link::start_packets(sc_time now) {
             continue;
         }
         h.q->post(HopQueue::Event{head + (far_ ? far_->pipeline() : sc_core::SC_ZERO_TIME),
-                                  HopQueue::key(HopQueue::Arrival, h.number, vc), hp.serial, &h.handler, &hp, 0});
+                                  HopQueue::key(HopQueue::Arrival, h.number, vc), hp.serial, &hp});
     }
     if (h.waiting == 0) return;
     // The next time a first packet may start: its head there, the wire
@@ -657,9 +666,9 @@ void Link::start_packets(sc_time now) {
         if (q->fifo.empty()) continue;
         const HopPacket& f = *q->fifo.front();
         const sc_time t = credits_for(vc_of(f), f.flits);
-        if (t != max_sim_time()) next = std::min(next, std::max(f.ready, t));
+        if (!is_max_sim_time(t)) next = std::min(next, std::max(f.ready, t));
     }
-    if (next != max_sim_time()) post_serve(std::max(next, h.wire_free));
+    if (!is_max_sim_time(next)) post_serve(std::max(next, h.wire_free));
 }
 
 // A router's part of a hop in exact time order (its arrival), here (not in
@@ -723,8 +732,7 @@ VRDMASIM_FORCE_INLINE void Link::arrive(HopPacket& hp, sc_time head) {
     }
     HopQueue& q = *hop_->q;
     ++lane.posted;
-    q.post_delivery(HopQueue::Event{head, HopQueue::key(HopQueue::Deliver, hop_->number, hp.up_vc), hp.serial,
-                                    &hop_->handler, &hp, 0});
+    q.post_delivery(HopQueue::Event{head, HopQueue::key(HopQueue::Deliver, hop_->number, hp.up_vc), hp.serial, &hp});
     q.woke(head);
 }
 
@@ -807,7 +815,7 @@ sc_time Link::earliest_exact(unsigned vc, unsigned flits, sc_time head) const {
     unsigned vc_queued = 0;
     for (const HopPacket* p : h.qs[vc]->fifo) vc_queued += p->flits;
     const sc_time credited = credits_for(vc, vc_queued + flits);
-    if (credited == max_sim_time() || credited > head) return max_sim_time();
+    if (is_max_sim_time(credited) || credited > head) return max_sim_time();
     return std::max(head, h.wire_free) + flit_time_ * static_cast<double>(h.queued_flits);
 }
 

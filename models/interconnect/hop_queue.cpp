@@ -56,8 +56,18 @@ HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name), ring_(kBucke
     InstantEnd::get();   // made now, during elaboration
 }
 
+void HopQueue::serve_link(std::uint32_t number, HopHandler& h) {
+    if (number >= handlers_.size()) handlers_.resize(std::size_t(number) + 1, nullptr);
+    if (handlers_[number] && handlers_[number] != &h)
+        throw std::logic_error(std::string(name()) + ": link " + std::to_string(number) + " served twice");
+    handlers_[number] = &h;
+}
+
 void HopQueue::post_outside(const Event& e) {
     const sc_time now = serving_ ? current_ : sc_core::sc_time_stamp();
+    if (link_of(e.key) >= handlers_.size() || !handlers_[link_of(e.key)])
+        throw std::logic_error(std::string(name()) + ": an event for link " + std::to_string(link_of(e.key)) +
+                               ", which nothing serves (serve_link)");
     if (e.t < now)
         throw std::logic_error(std::string(name()) + ": an event posted for " + e.t.to_string() +
                                ", before the present " + now.to_string());
@@ -101,9 +111,10 @@ VRDMASIM_FORCE_INLINE bool HopQueue::pop_before(sc_time horizon, Event& e) {
             if (!(k.events[k.head].t < horizon)) return false;
             --count_;
             e = k.events[k.head++];
+            --k.held;
             // The present moves to this bucket: later events may join the ring.
             base_ = first_;
-            if (k.head == k.events.size()) {
+            if (k.held == 0) {
                 // A burst's space is not kept: the ring's every bucket
                 // would come to hold the largest burst it saw.
                 if (k.events.capacity() > kBucketKeeps) std::vector<Event>().swap(k.events);
@@ -156,6 +167,7 @@ void HopQueue::rebucket(unsigned shift, sc_time now) {
         if (k.events.capacity() > kBucketKeeps) std::vector<Event>().swap(k.events);
         else k.events.clear();
         k.head = 0;
+        k.held = 0;
     }
     std::fill(nonempty_.begin(), nonempty_.end(), 0);
     words_ = 0;
@@ -239,7 +251,7 @@ void HopQueue::serve() {
     while (pop_before(horizon_, e)) {
         ++served_;
         current_ = e.t;
-        e.to->on_hop_event(*this, e.key, e.what, e.arg);
+        handlers_[link_of(e.key)]->on_hop_event(*this, e.key, e.what, static_cast<std::uint32_t>(e.key & 0xffffffu));
     }
     serving_ = false;
     if (served_ >= look_at_) adapt(now);

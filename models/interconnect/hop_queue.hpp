@@ -62,6 +62,10 @@ struct alignas(64) HopPacket {
     // (Link::arrive_ahead), and the router's input has yet to count it
     // (Link::settle_ahead).
     bool held_due = false;
+    // The VC of the far buffer it takes on the link it waits at (set as
+    // it joins that link's queue: Link::vc_of reads it there, not through
+    // `pkt`).
+    std::uint8_t vc = 0;
     ExanetPacket* pkt;   // `own`: gp's extension
     ExanetPacket own;
     tlm::tlm_generic_payload gp;   // data pointing at `data`, `pkt` its extension
@@ -84,14 +88,16 @@ protected:
 
 class HopQueue : public sc_core::sc_module {
 public:
+    // 32 bytes: two to a cache line's half (the calendar copies each in
+    // and out; its handler is the one its key's link serves with,
+    // serve_link()).
     struct Event {
         sc_core::sc_time t;   // absolute
-        std::uint64_t key;   // the model's order among events at the same time (lower first)
+        std::uint64_t key;   // the model's order among events at the same time (lower first): key()
         std::uint64_t serial;   // then this (a packet's identity: its NI and its count there)
-        HopHandler* to;
         void* what;   // the handler's own (a packet)
-        std::uint32_t arg;
     };
+    static_assert(sizeof(sc_core::sc_time) == 8, "an event in 32 bytes");
 
     explicit HopQueue(sc_core::sc_module_name name);
 
@@ -104,10 +110,16 @@ public:
     // serving then sees every arrival of that time; credits are not
     // events: Link::give_credit).
     enum Kind : std::uint64_t { Admit = 0, Deliver = 1, Arrival = 2, Serve = 3 };
-    // An event's key: its kind, then the link's number, then `sub` (a VC).
+    // An event's key: its kind, then the link's number, then `sub` (a VC;
+    // its handler's `arg`).
     static std::uint64_t key(Kind k, std::uint32_t link, std::uint32_t sub) {
         return (std::uint64_t(k) << 62) | (std::uint64_t(link) << 24) | (sub & 0xffffffu);
     }
+    static std::uint32_t link_of(std::uint64_t key) { return static_cast<std::uint32_t>((key >> 24) & 0xffffffffu); }
+    // Events whose key names link `number` are served by `h` (a link's,
+    // once: Link::use_hops; a cut link's far end, HopCutFar::attach).
+    void serve_link(std::uint32_t number, HopHandler& h);
+    bool serves(std::uint32_t number) const { return number < handlers_.size() && handlers_[number]; }
     // The time of the event being served. The queue serves ahead of the
     // kernel: every event before the next time another process has
     // something to do (nothing else can post for those times), so a
@@ -274,6 +286,7 @@ private:
     struct Bucket {
         std::vector<Event> events;   // in order from `head`
         std::uint32_t head = 0;
+        std::uint32_t held = 0;   // events.size() - head (kept: a size is a division by an event's 48 bytes)
     };
     std::vector<Bucket> ring_;
     std::vector<std::uint64_t> nonempty_;   // a bit per bucket
@@ -301,7 +314,7 @@ private:
         Bucket& k = ring_[b % kBuckets];
         auto& v = k.events;
         // In order, usually the latest.
-        if (v.size() == k.head || !Later{}(v.back(), e)) {
+        if (k.held++ == 0 || !Later{}(v.back(), e)) {
             v.push_back(e);
         } else {
             std::size_t at = v.size() - 1;
@@ -334,6 +347,7 @@ private:
     } end_;
     std::size_t most_ = 0;   // events queued at once, at most
     std::uint32_t links_ = 0;
+    std::vector<HopHandler*> handlers_;   // by link number (serve_link)
     std::uint64_t wakes_ = 0;
     bool serving_ = false;
     sc_core::sc_time current_, horizon_, reach_;

@@ -19,6 +19,12 @@ inline const sc_core::sc_time& max_sim_time() {
     return t;
 }
 
+// Whether `t` is the end of time: sc_max_time() is all ones
+// (sc_simcontext::max_time()), compared here without max_sim_time()'s
+// guard of its static (a load and a branch at every packet's several
+// compares).
+inline bool is_max_sim_time(const sc_core::sc_time& t) { return t.value() == ~sc_dt::uint64(0); }
+
 // sc_core::sc_time::from_value(v), inline (from_value is a library call): the
 // time of `v` resolution units, exact for v < 2^52 (52 days at 1 ps), as
 // sc_time's own multiply by a double rounds an integral product exactly.

@@ -43,7 +43,8 @@ struct Recorder : HopHandler {
 };
 
 HopQueue::Event ev(sc_time t, std::uint64_t key, std::uint64_t serial, Recorder& r) {
-    return HopQueue::Event{t, key, serial, &r, reinterpret_cast<void*>(static_cast<std::uintptr_t>(serial)), 0};
+    (void)r;   // (served by the recorder its queue was given for link 0: serve_link)
+    return HopQueue::Event{t, key, serial, reinterpret_cast<void*>(static_cast<std::uintptr_t>(serial))};
 }
 
 // Threads that run a script each.
@@ -61,6 +62,7 @@ struct Script : sc_core::sc_module {
 TEST_CASE("hop queue: events posted out of order are served at their times, by time, key and serial") {
     HopQueue q("q");
     Recorder r;
+    q.serve_link(0, r);
     // One poster, running ahead of the kernel (as a temporally decoupled
     // sender does): it posts for later times first.
     Script s("s", [&] {
@@ -88,6 +90,7 @@ TEST_CASE("hop queue: events posted out of order are served at their times, by t
 TEST_CASE("hop queue: a poster that runs later in the same time's deltas still gets its place by key") {
     HopQueue q("q");
     Recorder r;
+    q.serve_link(0, r);
     sc_core::sc_event go;
     // A posts key 9 for 50 ns at 50 ns and wakes B a delta later, which
     // wakes C a delta after that; C posts key 1 for the same time. Served:
@@ -119,6 +122,7 @@ TEST_CASE("hop queue: a poster that runs later in the same time's deltas still g
 TEST_CASE("hop queue: a handler's post for the present is served at the same time, in key order") {
     HopQueue q("q");
     Recorder r;
+    q.serve_link(0, r);
     r.then = [&](HopQueue& hq, std::uint64_t key) {
         if (key == 5) hq.post(ev(hq.time(), 3, 7, r));   // lower key, posted while serving
         if (key == 3) hq.post(ev(hq.time() + ns(1), 0, 8, r));
@@ -139,6 +143,7 @@ TEST_CASE("hop queue: a handler's post for the present is served at the same tim
 TEST_CASE("hop queue: an event for a time before the present is refused") {
     HopQueue q("q");
     Recorder r;
+    q.serve_link(0, r);
     std::string what;
     Script s("s", [&] {
         sc_core::wait(ns(100));
@@ -157,6 +162,7 @@ TEST_CASE("hop queue: an event for a time before the present is refused") {
 TEST_CASE("hop queue: events before the next time another process acts are served ahead of the kernel") {
     HopQueue q("q");
     Recorder r;
+    q.serve_link(0, r);
     sc_core::sc_event wake;
     sc_time woken_at;
     // The event at 20 ns wakes a process for its own time (as a delivery
@@ -199,6 +205,7 @@ TEST_CASE("hop queue: events near and far (beyond the calendar's ring), posted i
     // held each.
     HopQueue q("q");
     Recorder r;
+    q.serve_link(0, r);
     std::uint64_t lcg = 12345, posted = 0;
     auto next = [&] { return lcg = lcg * 6364136223846793005ull + 1442695040888963407ull; };
     const std::uint64_t kMore = 3000;
@@ -237,6 +244,7 @@ TEST_CASE("hop queue: the calendar's buckets narrow where events are dense and w
     // key, serial) throughout, across the re-bucketings.
     HopQueue q("q");
     Recorder r;
+    q.serve_link(0, r);
     std::uint64_t lcg = 7, serial = 1000;
     auto next = [&] { return lcg = lcg * 6364136223846793005ull + 1442695040888963407ull; };
     const std::uint64_t kDense = 60000, kAll = 100000;
