@@ -364,13 +364,12 @@ void Link::serve_soon(sc_time now) {
 VRDMASIM_FORCE_INLINE void Link::give_credit_inline(unsigned vc, unsigned flits, sc_time at) {
     Hops& h = *hop_;
     auto& list = h.pending;
-    drop_consumed(list, h.pending_first);
     // By time, usually the latest.
-    if (list.size() == h.pending_first || !(list.back().at > at)) {
+    if (list.empty() || !(list.back().at > at)) {
         list.push_back(Hops::Pending{at, vc, flits});
     } else {
         std::size_t i = list.size() - 1;
-        while (i > h.pending_first && list[i - 1].at > at) --i;
+        while (i > 0 && list[i - 1].at > at) --i;
         list.insert(list.begin() + static_cast<std::ptrdiff_t>(i), Hops::Pending{at, vc, flits});
     }
     // A first packet of this VC whose credits this one completes: served
@@ -395,8 +394,7 @@ void Link::give_credit(unsigned vc, unsigned flits, sc_time at) { give_credit_in
 
 sc_time Link::credits_on_way(unsigned vc, unsigned flits, unsigned c) const {
     const Hops& h = *hop_;
-    for (std::size_t i = h.pending_first; i < h.pending.size(); ++i) {
-        const Hops::Pending& p = h.pending[i];
+    for (const Hops::Pending& p : h.pending) {
         if (p.vc != vc) continue;
         c += p.flits;
         if (c >= flits) return p.at;
@@ -406,11 +404,11 @@ sc_time Link::credits_on_way(unsigned vc, unsigned flits, unsigned c) const {
 
 VRDMASIM_FORCE_INLINE void Link::take_credits(sc_time now) {
     Hops& h = *hop_;
-    while (h.pending_first < h.pending.size() && h.pending[h.pending_first].at <= now) {
-        const Hops::Pending& c = h.pending[h.pending_first++];
+    while (!h.pending.empty() && h.pending.front().at <= now) {
+        const Hops::Pending c = h.pending.front();
+        h.pending.pop_front();
         h.vc[c.vc].credits += c.flits;
     }
-    drop_consumed(h.pending, h.pending_first);
 }
 
 VRDMASIM_FORCE_INLINE void Link::on_hop_event(std::uint64_t key, void* what) {
@@ -611,7 +609,7 @@ void Link::serve(sc_time now) {
 
 void Link::start_packets(sc_time now) {
     Hops& h = *hop_;
-    if (h.pending_first < h.pending.size() && h.pending[h.pending_first].at <= now) take_credits(now);
+    if (!h.pending.empty() && h.pending.front().at <= now) take_credits(now);
     while (h.waiting > 0 && h.wire_free <= now) {
         Hops::Queue* const best = h.arbitrate(*this, now);
         if (!best) break;
@@ -832,7 +830,7 @@ std::size_t Link::exact_credits_out() const {
     if (!hop_) return 0;
     std::size_t n = 0;
     for (unsigned v = 0; v < p_.vcs; ++v) n += p_.buffer_flits - hop_->vc[v].credits;
-    for (std::size_t i = hop_->pending_first; i < hop_->pending.size(); ++i) n -= hop_->pending[i].flits;
+    for (const Hops::Pending& p : hop_->pending) n -= p.flits;
     return n;
 }
 

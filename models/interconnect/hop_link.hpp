@@ -19,48 +19,11 @@
 
 namespace vrdmasim {
 
-// A FIFO of packets in flight: a vector and the index of its first. It
-// keeps its space when it drains, allocates nothing while empty (a
-// std::deque allocates a map and a block at once: some 600 bytes a queue,
-// on every link's every VC), and drops what it has served once that is
-// most of it.
-class PacketFifo {
-public:
-    using iterator = std::vector<HopPacket*>::iterator;
-    using const_iterator = std::vector<HopPacket*>::const_iterator;
-    bool empty() const { return n_ == 0; }
-    std::size_t size() const { return n_; }
-    HopPacket* front() const { return v_[head_]; }
-    void push_back(HopPacket* p) {
-        v_.push_back(p);
-        ++n_;
-    }
-    // (drop_consumed() with the count kept: a vector's size is a
-    // subtraction and a shift at every look, some 50 instructions a
-    // packet-hop in the loops over a link's queues.)
-    void pop_front() {
-        ++head_;
-        if (--n_ == 0) {
-            v_.clear();
-            head_ = 0;
-        } else if (head_ >= kConsumedDropAt && head_ >= n_) {
-            drop_consumed_erase(v_, head_);
-        }
-    }
-    iterator begin() { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
-    iterator end() { return v_.end(); }
-    const_iterator begin() const { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
-    const_iterator end() const { return v_.end(); }
-    void insert(iterator at, HopPacket* p) {
-        v_.insert(at, p);
-        ++n_;
-    }
-
-private:
-    std::vector<HopPacket*> v_;
-    std::size_t head_ = 0;
-    std::size_t n_ = 0;   // v_.size() - head_
-};
+// A FIFO of packets in flight (consumed_prefix.hpp): it keeps its space
+// when it drains, allocates nothing while empty (a std::deque allocates a
+// map and a block at once: some 600 bytes a queue, on every link's every
+// VC), and drops what it has served once that is most of it.
+using PacketFifo = ConsumedList<HopPacket*>;
 
 struct alignas(64) Link::Hops {
     // The events' handler: the link (not a HopHandler itself, so that its
@@ -148,8 +111,7 @@ struct alignas(64) Link::Hops {
     unsigned queued_flits = 0;
     std::uint32_t number = 0;
     Router::ExactInput far_in;   // the far router's input (none: 0 flits)
-    std::vector<Pending> pending;
-    std::size_t pending_first = 0;
+    ConsumedList<Pending> pending;
     // Arrivals at the far router made ahead (Link::arrive_ahead), by head,
     // not yet counted in its input; and whether this link makes them (-1:
     // not known yet, decided at its first start, once routing and a region

@@ -134,8 +134,7 @@ public:
         // on, sorted by the time (ties in the order they were freed): space
         // is usually freed in arrival order, so a packet appends at the end
         // and the freed ones leave at the front.
-        std::vector<std::pair<sc_core::sc_time, unsigned>> held;
-        std::size_t first = 0;
+        ConsumedList<std::pair<sc_core::sc_time, unsigned>> held;
         unsigned held_flits = 0;   // arrivals not freed (the frees listed are subtracted as due)
         // The most it has held: the router's occupancy_max of its VC is the
         // most of its inputs', read there only when this one rises.
@@ -143,19 +142,21 @@ public:
         // A packet of `flits` whose head came in at `head`: what was freed
         // by then is gone; the flits held with it.
         unsigned take(sc_core::sc_time head, unsigned flits) {
-            while (first < held.size() && held[first].first <= head) held_flits -= held[first++].second;
-            drop_consumed(held, first);
+            while (!held.empty() && held.front().first <= head) {
+                held_flits -= held.front().second;
+                held.pop_front();
+            }
             held_flits += flits;
             return held_flits;
         }
         // `flits` of it freed from `at`.
         void freed(sc_core::sc_time at, unsigned flits) {
-            if (held.size() == first || held.back().first <= at) {
-                held.emplace_back(at, flits);
+            if (held.empty() || held.back().first <= at) {
+                held.push_back({at, flits});
                 return;
             }
             std::size_t i = held.size() - 1;
-            while (i > first && held[i - 1].first > at) --i;
+            while (i > 0 && held[i - 1].first > at) --i;
             held.insert(held.begin() + static_cast<std::ptrdiff_t>(i), {at, flits});
         }
     };

@@ -34,3 +34,32 @@ TEST_CASE("consumed prefix: a list that never empties keeps only what it holds, 
     CHECK(v.empty());
     CHECK(first == 0);
 }
+
+TEST_CASE("consumed list: held entries in order, counted, its read prefix dropped", "[lazy_deque]") {
+    // The same busy list as a ConsumedList, and an insertion by time, as a
+    // credit given out of order joins the list of those on their way.
+    ConsumedList<int> l;
+    CHECK(l.empty());
+    for (int k = 0; k < 3; ++k) l.push_back(k);
+    int next = 3, expect = 0;
+    for (int step = 0; step < 100000; ++step) {
+        REQUIRE(l.size() == 3);
+        REQUIRE(l.front() == expect++);
+        REQUIRE(l[2] == next - 1);
+        l.pop_front();
+        l.push_back(next++);
+    }
+    // 10, 20, 40 held: 30 goes between 20 and 40.
+    ConsumedList<int> t;
+    for (int v : {5, 10, 20, 40}) t.push_back(v);
+    t.pop_front();
+    t.insert(t.begin() + 2, 30);
+    REQUIRE(t.size() == 4);
+    CHECK(std::vector<int>(t.begin(), t.end()) == std::vector<int>{10, 20, 30, 40});
+    CHECK(t.back() == 40);
+    while (!t.empty()) t.pop_front();
+    CHECK(t.size() == 0);
+    CHECK(t.begin() == t.end());
+    t.push_back(7);
+    CHECK(t.front() == 7);
+}
