@@ -97,7 +97,7 @@ public:
         std::uint64_t serial;   // then this (a packet's identity: its NI and its count there)
         void* what;   // the handler's own (a packet)
     };
-    static_assert(sizeof(sc_core::sc_time) == 8, "an event in 32 bytes");
+    static_assert(sizeof(Event) == 32, "an event in 32 bytes");
 
     explicit HopQueue(sc_core::sc_module_name name);
 
@@ -286,7 +286,7 @@ private:
     struct Bucket {
         std::vector<Event> events;   // in order from `head`
         std::uint32_t head = 0;
-        std::uint32_t held = 0;   // events.size() - head (kept: a size is a division by an event's 48 bytes)
+        std::uint32_t held = 0;   // events.size() - head (kept: not a vector's size at every look)
     };
     std::vector<Bucket> ring_;
     std::vector<std::uint64_t> nonempty_;   // a bit per bucket
