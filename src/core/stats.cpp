@@ -40,8 +40,8 @@ using namespace stats_detail;
 const StatInfo& StatRegistry::info_of(std::uint32_t ref) const {
     const std::size_t i = (ref & kIndexMask) - 1;
     switch (ref >> kIndexBits) {
-    case kCounter: return counters_[i].info;
-    case kScalar: return scalars_[i].info;
+    case kCounter: return counter_info_[i];
+    case kScalar: return scalar_info_[i];
     default: return histograms_[i].info;
     }
 }
@@ -138,20 +138,20 @@ void StatRegistry::index(std::uint32_t h, int kind, std::size_t i) {
 
 Counter& StatRegistry::counter(const std::string& name, const std::string& unit, const std::string& help) {
     const std::uint32_t h = claim(name);
-    counters_.emplace_back();
-    counters_.back().info = StatInfo{name, unit, help};
+    Counter& c = counters_.push_back();
+    counter_info_.emplace_back(name, unit, help);
     index(h, kCounter, counters_.size() - 1);
-    return counters_.back();
+    return c;
 }
 
 Scalar& StatRegistry::scalar(const std::string& name, const std::string& unit, const std::string& help,
                              Scalar::Kind kind) {
     const std::uint32_t h = claim(name);
-    scalars_.emplace_back();
+    Scalar& s = scalars_.push_back();
     scalar_level_.push_back(kind == Scalar::Kind::Level);
-    scalars_.back().info = StatInfo{name, unit, help};
+    scalar_info_.emplace_back(name, unit, help);
     index(h, kScalar, scalars_.size() - 1);
-    return scalars_.back();
+    return s;
 }
 
 Histogram& StatRegistry::histogram(const std::string& name, const std::string& unit, const std::string& help) {
@@ -164,8 +164,9 @@ Histogram& StatRegistry::histogram(const std::string& name, const std::string& u
 
 // ---------------------------------------------------------------- Spreads
 
-Spread::Spread(Scalar& sum, std::size_t index, const std::vector<std::uint64_t>& readings, const bool& read)
-    : sum_(&sum), read_(&read), index_(index) {
+Spread::Spread(Scalar& sum, const StatInfo& info, std::size_t index, const std::vector<std::uint64_t>& readings,
+               const bool& read)
+    : sum_(&sum), info_(&info), read_(&read), index_(index) {
     for (std::uint64_t at : readings) readings_.emplace_back(at, 0.0);
 }
 
@@ -176,7 +177,7 @@ double Spread::share(const Part& p, std::uint64_t at) {
 }
 
 void Spread::add_for_readings(double amount, std::uint64_t from, std::uint64_t to, std::uint64_t now) {
-    if (from > to) throw std::logic_error("statistics: " + sum_->info.name.str() + " spread over a backward interval");
+    if (from > to) throw std::logic_error("statistics: " + info_->name.str() + " spread over a backward interval");
     const Part part{amount, from, to};
     // Readings already taken get their part of it (an amount added late,
     // for an interval that began before them).
@@ -207,7 +208,7 @@ void Spread::take_reading(std::uint64_t at) {
 
 Spread& StatRegistry::spread(const std::string& name, const std::string& unit, const std::string& help) {
     Scalar& sum = scalar(name, unit, help, Scalar::Kind::Sum);
-    spreads_.emplace_back(sum, scalars_.size() - 1, readings_, *will_read_);
+    spreads_.emplace_back(sum, scalar_info_.back(), scalars_.size() - 1, readings_, *will_read_);
     return spreads_.back();
 }
 
@@ -215,7 +216,7 @@ void StatRegistry::will_read() {
     // (Amounts added before would be missing from the readings' parts.)
     for (const Spread& sp : spreads_)
         if (sp.sum().value() != 0)
-            throw std::logic_error("statistics: a region announced after " + sp.sum().info.name.str() +
+            throw std::logic_error("statistics: a region announced after " + info(sp.sum()).name.str() +
                                    " was added to");
     *will_read_ = true;
 }
@@ -229,19 +230,19 @@ std::uint32_t StatRegistry::index_of(const std::string& name, int kind) const {
     return (ref & kIndexMask) - 1;
 }
 
-std::uint32_t StatRegistry::held_index(const void* stat, const StatName& name, int kind) {
-    const auto [it, fresh] = held_index_.try_emplace(stat, 0);
-    if (fresh) it->second = index_of(name.str(), kind);
+std::uint32_t StatRegistry::held_index(const Histogram& h) {
+    const auto [it, fresh] = held_index_.try_emplace(&h, 0);
+    if (fresh) it->second = index_of(h.info.name.str(), kHistogram);
     return it->second;
 }
 
 void StatRegistry::count_held(Counter& c, std::uint64_t n, std::uint64_t at, std::uint64_t now) {
-    hold(Held{at, held_index(&c, c.info.name, kCounter), false, static_cast<double>(n)}, now);
+    hold(Held{at, static_cast<std::uint32_t>(counters_.index_of(&c)), false, static_cast<double>(n)}, now);
 }
 
 void StatRegistry::sample_at(Histogram& h, double v, std::uint64_t at, std::uint64_t now) {
     if (!*will_read_) return h.add(v);
-    hold(Held{at, held_index(&h, h.info.name, kHistogram), true, v}, now);
+    hold(Held{at, held_index(h), true, v}, now);
 }
 
 void StatRegistry::hold(const Held& e, std::uint64_t now) {
@@ -323,9 +324,9 @@ void StatRegistry::begin_window(std::uint64_t at) {
     readings_.push_back(at);
     for (Spread& sp : spreads_) sp.take_reading(at);
     counters_at_begin_.reserve(counters_.size());
-    for (const Counter& c : counters_) counters_at_begin_.push_back(c.value());
+    for (std::size_t i = 0; i < counters_.size(); ++i) counters_at_begin_.push_back(counters_[i].value());
     scalars_at_begin_.reserve(scalars_.size());
-    for (const Scalar& s : scalars_) scalars_at_begin_.push_back(s.value());
+    for (std::size_t i = 0; i < scalars_.size(); ++i) scalars_at_begin_.push_back(scalars_[i].value());
     histograms_before_.reserve(histograms_.size());
     for (Histogram& h : histograms_) {
         histograms_before_.push_back(std::move(h));
@@ -344,9 +345,9 @@ void StatRegistry::end_window(std::uint64_t at) {
     for (Spread& sp : spreads_) sp.take_reading(at);
     window_ended_ = true;
     counters_at_end_.reserve(counters_.size());
-    for (const Counter& c : counters_) counters_at_end_.push_back(c.value());
+    for (std::size_t i = 0; i < counters_.size(); ++i) counters_at_end_.push_back(counters_[i].value());
     scalars_at_end_.reserve(scalars_.size());
-    for (const Scalar& s : scalars_) scalars_at_end_.push_back(s.value());
+    for (std::size_t i = 0; i < scalars_.size(); ++i) scalars_at_end_.push_back(scalars_[i].value());
     histograms_in_window_.reserve(histograms_.size());
     for (std::size_t i = 0; i < histograms_.size(); ++i) {
         histograms_in_window_.push_back(histograms_[i]);
@@ -365,19 +366,18 @@ StatRegistry StatRegistry::window() const {
     // A statistic's reading at an end of the region: 0 if it did not exist yet.
     auto at = [](const auto& v, std::size_t i) { return i < v.size() ? v[i] : 0; };
     for (std::size_t i = 0; i < counters_.size(); ++i) {
-        const Counter& c = counters_[i];
+        const StatInfo& c = counter_info_[i];
         const std::uint64_t end = at(counters_at_end_, i), begin = at(counters_at_begin_, i);
-        w.counter(c.info.name.str(), c.info.unit(), c.info.help()).inc(end - begin);
+        w.counter(c.name.str(), c.unit(), c.help()).inc(end - begin);
     }
     // A Spread's scalar: its two readings, which amounts added after them
     // (late, for intervals that began before them) have completed.
     std::vector<const Spread*> spread_of(scalars_.size(), nullptr);
     for (const Spread& sp : spreads_) spread_of[sp.scalar_index()] = &sp;
     for (std::size_t i = 0; i < scalars_.size(); ++i) {
-        const Scalar& s = scalars_[i];
+        const StatInfo& s = scalar_info_[i];
         const bool level = scalar_level_[i];
-        Scalar& v =
-            w.scalar(s.info.name.str(), s.info.unit(), s.info.help(), level ? Scalar::Kind::Level : Scalar::Kind::Sum);
+        Scalar& v = w.scalar(s.name.str(), s.unit(), s.help(), level ? Scalar::Kind::Level : Scalar::Kind::Sum);
         if (level) v.set(std::numeric_limits<double>::quiet_NaN());
         else if (spread_of[i]) v.set(spread_of[i]->reading(1) - spread_of[i]->reading(0));
         else if (i < scalars_at_end_.size()) v.set(at(scalars_at_end_, i) - at(scalars_at_begin_, i));
@@ -415,11 +415,13 @@ std::vector<const Histogram*> StatRegistry::histograms() const {
 }
 
 std::vector<const Counter*> StatRegistry::counters_containing(const std::string& part) const {
+    std::vector<std::pair<std::string, std::size_t>> found;
+    for (std::size_t i = 0; i < counters_.size(); ++i)
+        if (std::string name = counter_info_[i].name.str(); name.find(part) != std::string::npos)
+            found.emplace_back(std::move(name), i);
+    std::sort(found.begin(), found.end());
     std::vector<const Counter*> out;
-    for (const Counter& c : counters_)
-        if (c.info.name.str().find(part) != std::string::npos) out.push_back(&c);
-    std::sort(out.begin(), out.end(),
-              [](const Counter* a, const Counter* b) { return a->info.name.str() < b->info.name.str(); });
+    for (const auto& f : found) out.push_back(&counters_[f.second]);
     return out;
 }
 
@@ -444,14 +446,13 @@ std::string_view leaf_of(std::string_view name) {
 }
 }   // namespace
 
-template <class T>
-std::pair<const std::uint32_t*, const std::uint32_t*> StatRegistry::LeafIndex<T>::with_leaf(const std::deque<T>& all,
-                                                                                            const std::string& suffix) {
+std::pair<const std::uint32_t*, const std::uint32_t*> StatRegistry::LeafIndex::with_leaf(
+    const std::deque<StatInfo>& all, const std::string& suffix) {
     if (!built || indexed != all.size()) {
         // Counted, then placed: each last component's statistics together,
         // in registration order.
         by_leaf.clear();
-        for (const T& s : all) ++by_leaf[s.info.name.leaf()].end;
+        for (const StatInfo& s : all) ++by_leaf[s.name.leaf()].end;
         std::uint32_t at = 0;
         for (auto& [leaf, r] : by_leaf) {
             const std::uint32_t n = r.end;
@@ -460,7 +461,7 @@ std::pair<const std::uint32_t*, const std::uint32_t*> StatRegistry::LeafIndex<T>
         }
         order.assign(all.size(), 0);
         for (std::size_t i = 0; i < all.size(); ++i)
-            order[by_leaf[all[i].info.name.leaf()].end++] = static_cast<std::uint32_t>(i);
+            order[by_leaf[all[i].name.leaf()].end++] = static_cast<std::uint32_t>(i);
         indexed = all.size();
         built = true;
     }
@@ -474,29 +475,29 @@ namespace {
 // last component as their own: only those are compared, in registration
 // order (the order of a sum of doubles stays that of a scan of them all).
 template <typename T, typename Sum>
-Sum sum_by_suffix(const std::deque<T>& all, std::pair<const std::uint32_t*, const std::uint32_t*> candidates,
-                  const std::string& suffix, Sum total) {
+Sum sum_by_suffix(const StatStore<T>& all, const std::deque<StatInfo>& infos,
+                  std::pair<const std::uint32_t*, const std::uint32_t*> candidates, const std::string& suffix,
+                  Sum total) {
     const std::string tail = "." + suffix;
     for (const std::uint32_t* i = candidates.first; i != candidates.second; ++i)
-        if (all[*i].info.name.ends_with(tail)) total += all[*i].value();
+        if (infos[*i].name.ends_with(tail)) total += all[*i].value();
     return total;
 }
 
-template <typename T>
-std::size_t count_by_suffix(const std::deque<T>& all, std::pair<const std::uint32_t*, const std::uint32_t*> candidates,
+std::size_t count_by_suffix(const std::deque<StatInfo>& infos,
+                            std::pair<const std::uint32_t*, const std::uint32_t*> candidates,
                             const std::string& suffix) {
     const std::string tail = "." + suffix;
     std::size_t n = 0;
     for (const std::uint32_t* i = candidates.first; i != candidates.second; ++i)
-        if (all[*i].info.name.ends_with(tail)) ++n;
+        if (infos[*i].name.ends_with(tail)) ++n;
     return n;
 }
 
-template <typename T>
-std::size_t count_by_suffix(const std::deque<T>& stats, const std::string& suffix) {
+std::size_t count_by_suffix(const std::deque<Histogram>& stats, const std::string& suffix) {
     const std::string tail = "." + suffix;
     std::size_t n = 0;
-    for (const T& c : stats)
+    for (const Histogram& c : stats)
         if (c.info.name.ends_with(tail)) ++n;
     return n;
 }
@@ -513,25 +514,26 @@ void StatRegistry::release_sum_indexes() const {
 }
 
 std::uint64_t StatRegistry::sum_counters(const std::string& suffix) const {
-    return sum_by_suffix(counters_, counter_leaves_.with_leaf(counters_, suffix), suffix, std::uint64_t{0});
+    return sum_by_suffix(counters_, counter_info_, counter_leaves_.with_leaf(counter_info_, suffix), suffix,
+                         std::uint64_t{0});
 }
 
 double StatRegistry::sum_scalars(const std::string& suffix) const {
-    return sum_by_suffix(scalars_, scalar_leaves_.with_leaf(scalars_, suffix), suffix, 0.0);
+    return sum_by_suffix(scalars_, scalar_info_, scalar_leaves_.with_leaf(scalar_info_, suffix), suffix, 0.0);
 }
 
 std::size_t StatRegistry::count_counters(const std::string& suffix) const {
-    return count_by_suffix(counters_, counter_leaves_.with_leaf(counters_, suffix), suffix);
+    return count_by_suffix(counter_info_, counter_leaves_.with_leaf(counter_info_, suffix), suffix);
 }
 std::size_t StatRegistry::count_scalars(const std::string& suffix) const {
-    return count_by_suffix(scalars_, scalar_leaves_.with_leaf(scalars_, suffix), suffix);
+    return count_by_suffix(scalar_info_, scalar_leaves_.with_leaf(scalar_info_, suffix), suffix);
 }
 std::vector<const Scalar*> StatRegistry::scalars_ending(const std::string& suffix) const {
     const std::string tail = "." + suffix;
     std::vector<const Scalar*> out;
-    const auto candidates = scalar_leaves_.with_leaf(scalars_, suffix);
+    const auto candidates = scalar_leaves_.with_leaf(scalar_info_, suffix);
     for (const std::uint32_t* i = candidates.first; i != candidates.second; ++i)
-        if (scalars_[*i].info.name.ends_with(tail)) out.push_back(&scalars_[*i]);
+        if (scalar_info_[*i].name.ends_with(tail)) out.push_back(&scalars_[*i]);
     return out;
 }
 std::size_t StatRegistry::count_histograms(const std::string& suffix) const {
@@ -591,12 +593,12 @@ Bytes StatRegistry::pack() const {
         text(info.unit());
         text(info.help());
     };
-    for (const Counter& c : counters_) {
-        head(Packed::Counter, c.info);
-        w.put(c.value());
+    for (std::size_t i = 0; i < counters_.size(); ++i) {
+        head(Packed::Counter, counter_info_[i]);
+        w.put(counters_[i].value());
     }
     for (std::size_t i = 0; i < scalars_.size(); ++i) {
-        head(scalar_level_[i] ? Packed::Level : Packed::Sum, scalars_[i].info);
+        head(scalar_level_[i] ? Packed::Level : Packed::Sum, scalar_info_[i]);
         w.put(scalars_[i].value());
     }
     for (const Histogram& h : histograms_) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "src/core/bytes.hpp"
+#include "src/core/stat_store.hpp"
 
 namespace vrdmasim {
 
@@ -78,11 +79,13 @@ private:
     const Texts* texts_;   // in the process-wide pool
 };
 
+// A counter's and a scalar's value alone: its name, unit and help are the
+// registry's (StatRegistry::info), kept apart so that a model's values
+// share cache lines (stat_store.hpp).
 class Counter {
 public:
     void inc(std::uint64_t n = 1) { value_ += n; }
     std::uint64_t value() const { return value_; }
-    StatInfo info;
 
 private:
     std::uint64_t value_ = 0;
@@ -101,7 +104,6 @@ public:
     void set(double v) { value_ = v; }
     void add(double v) { value_ += v; }
     double value() const { return value_; }
-    StatInfo info;
 
 private:
     double value_ = 0;
@@ -119,7 +121,8 @@ private:
 // they are added (in flight), not one per amount; and one value per reading.
 class Spread {
 public:
-    Spread(Scalar& sum, std::size_t index, const std::vector<std::uint64_t>& readings, const bool& read);
+    Spread(Scalar& sum, const StatInfo& info, std::size_t index, const std::vector<std::uint64_t>& readings,
+           const bool& read);
     // `amount` over [from, to] (from <= to; to == from: at that instant);
     // `now` is the kernel's time (no reading not yet taken can be before it).
     // Without readings to come (StatRegistry::will_read), a plain sum.
@@ -143,6 +146,7 @@ private:
     static double share(const Part& p, std::uint64_t at);
     void add_for_readings(double amount, std::uint64_t from, std::uint64_t to, std::uint64_t now);
     Scalar* sum_;
+    const StatInfo* info_;   // the scalar's, in its registry
     const bool* read_;   // the registry's will_read()
     std::size_t index_;   // the scalar's, in its registry
     std::vector<Part> pending_;
@@ -225,7 +229,6 @@ public:
     // gathered from its ranks.
     void pack(ByteWriter& out) const;
     void merge_packed(ByteReader& in);
-    StatInfo info;
 
 private:
     static constexpr int kSub = 128;
@@ -298,17 +301,23 @@ private:
     // order, its bounds clipped to [min, max]; f returns false to stop.
     template <class F>
     void for_each_bucket(F f) const;
-    // dir_[c - first_chunk_] is the entry of the chunk of keys c * kChunk ..
+    // What add() reads first, together (a link's queue delay is added at
+    // every hop: on a large torus each line it touches is a miss): then
+    // dir_[c - first_chunk_], the entry of the chunk of keys c * kChunk ..
     // c * kChunk + kChunk - 1 (kNoChunk: none of them seen yet); words_
     // holds the chunks' counts (a chunk widened leaves its old words unused).
+    std::uint64_t count_ = 0;
+    double min_ = 0, max_ = 0, sum_ = 0;
+    std::uint32_t first_chunk_ = 0;
+    bool exact_ = false;
     std::vector<std::uint32_t> dir_;
     std::vector<std::uint64_t> words_;
-    std::uint32_t first_chunk_ = 0;
-    std::uint64_t zeros_ = 0, count_ = 0, clamped_ = 0;
-    double sum_ = 0, min_ = 0, max_ = 0;
+    std::uint64_t zeros_ = 0, clamped_ = 0;
     __int128 exact_sum_ = 0;   // keep_exact_sum(): the sum in units of 2^-64
     double inexact_ = 0;   // and what was too large for it
-    bool exact_ = false;
+
+public:
+    StatInfo info;   // (last: read only by the outputs)
 };
 
 // Owns every statistic of one simulation. References returned by the
@@ -339,6 +348,11 @@ public:
     // nothing.
     void declare_counter(const std::string& path);
     void declare_histogram(const std::string& path);
+
+    // The name, unit and help of a counter or scalar registered here
+    // (std::logic_error for one that is not).
+    const StatInfo& info(const Counter& c) const { return counter_info_[counters_.index_of(&c)]; }
+    const StatInfo& info(const Scalar& s) const { return scalar_info_[scalars_.index_of(&s)]; }
 
     const Counter* find_counter(const std::string& name) const;
     const Scalar* find_scalar(const std::string& name) const;
@@ -466,8 +480,10 @@ private:
     // "." + suffix or is the suffix.
     static bool declares(const std::vector<std::string>& paths, const std::string& suffix);
     std::vector<std::string> declared_counters_, declared_histograms_;
-    std::deque<Counter> counters_;
-    std::deque<Scalar> scalars_;
+    StatStore<Counter> counters_;
+    std::deque<StatInfo> counter_info_;   // counters_[i]'s
+    StatStore<Scalar> scalars_;
+    std::deque<StatInfo> scalar_info_;   // scalars_[i]'s
     std::vector<bool> scalar_level_;   // per scalar: Scalar::Kind::Level
     std::deque<Histogram> histograms_;
     std::deque<Spread> spreads_;
@@ -487,10 +503,9 @@ private:
     // taken at or after its time (late: added after a reading it precedes).
     void apply(const Held& e);
     std::uint32_t index_of(const std::string& name, int kind) const;
-    // index_of for a statistic held (count_at, sample_at), found once: a
-    // hop's counts in exact time order are held once a packet-hop with a
-    // region of interest.
-    std::uint32_t held_index(const void* stat, const StatName& name, int kind);
+    // index_of for a histogram held (sample_at), found once. (A counter's
+    // index is found from its address: StatStore::index_of.)
+    std::uint32_t held_index(const Histogram& h);
     std::unordered_map<const void*, std::uint32_t> held_index_;
     void require_flushed(const char* what) const;
     // Whether a region will be read (will_read()): on the heap, where the
@@ -534,7 +549,6 @@ private:
     // since (so nothing is kept while the simulation runs): one array of
     // deque indexes grouped by last component (four bytes per statistic)
     // and, per distinct last component, its range in that array.
-    template <class T>
     struct LeafIndex {
         struct Range {
             std::uint32_t begin = 0, end = 0;
@@ -549,13 +563,13 @@ private:
             indexed = 0;
             built = false;
         }
-        // The indexes (into `all`) of the statistics whose last component
-        // is the suffix's, in registration order.
-        std::pair<const std::uint32_t*, const std::uint32_t*> with_leaf(const std::deque<T>& all,
+        // The indexes (into `infos`, a kind's names) of the statistics
+        // whose last component is the suffix's, in registration order.
+        std::pair<const std::uint32_t*, const std::uint32_t*> with_leaf(const std::deque<StatInfo>& infos,
                                                                         const std::string& suffix);
     };
-    mutable LeafIndex<Counter> counter_leaves_;
-    mutable LeafIndex<Scalar> scalar_leaves_;
+    mutable LeafIndex counter_leaves_;
+    mutable LeafIndex scalar_leaves_;
 };
 
 }   // namespace vrdmasim

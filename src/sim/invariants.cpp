@@ -617,7 +617,7 @@ void check_busy_times(const StatRegistry& stats, std::vector<Violation>& out) {
         for (const Scalar* s : stats.scalars_ending(suffix))
             if (!(s->value() >= 0))
                 out.push_back(
-                    {"busy-time", s->info.name.str() + " = " + num(s->value()) + " us: a busy time below zero"});
+                    {"busy-time", stats.info(*s).name.str() + " = " + num(s->value()) + " us: a busy time below zero"});
 }
 
 }   // namespace

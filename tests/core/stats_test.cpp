@@ -89,6 +89,37 @@ TEST_CASE("counter and scalar basics", "[stats]") {
     CHECK(s.value() == 3.75);
 }
 
+TEST_CASE("a registry finds a counter's and a scalar's index and name from its address", "[stats][registry]") {
+    StatRegistry r;
+    // More than a chunk of each (stat_store.hpp), so that addresses in the
+    // second chunk are found too.
+    std::vector<Counter*> cs;
+    std::vector<Scalar*> ss;
+    for (int i = 0; i < 1100; ++i) {
+        cs.push_back(&r.counter("n" + std::to_string(i) + ".c", "", ""));
+        ss.push_back(&r.scalar("n" + std::to_string(i) + ".s", "us", "", Scalar::Kind::Sum));
+    }
+    for (int i : {0, 1, 511, 512, 513, 1023, 1024, 1099}) {
+        CHECK(r.info(*cs[i]).name == "n" + std::to_string(i) + ".c");
+        CHECK(r.info(*ss[i]).name == "n" + std::to_string(i) + ".s");
+        CHECK(r.info(*ss[i]).unit() == "us");
+    }
+    // Packed: a value is its 8 bytes, the next registered beside it.
+    CHECK(reinterpret_cast<char*>(cs[1]) - reinterpret_cast<char*>(cs[0]) == 8);
+    CHECK(reinterpret_cast<char*>(ss[7]) - reinterpret_cast<char*>(ss[6]) == 8);
+    // A value not registered here is refused, not taken for another.
+    Counter alone;
+    CHECK_THROWS_AS(r.info(alone), std::logic_error);
+    StatRegistry other;
+    Counter& theirs = other.counter("x.c", "", "");
+    CHECK_THROWS_AS(r.info(theirs), std::logic_error);
+    // Counts held for a region find their counter by its address.
+    r.will_read();
+    r.count_at(*cs[700], 3, 10, 5);
+    r.flush_timed();
+    CHECK(cs[700]->value() == 3);
+}
+
 TEST_CASE("histogram with no samples", "[stats][histogram]") {
     Histogram h;
     CHECK(h.count() == 0);
@@ -329,9 +360,10 @@ TEST_CASE("registry registers and finds statistics", "[stats][registry]") {
     Counter& c = r.counter("node1.dma.bytes", "B", "bytes moved");
     Scalar& s = r.scalar("node1.link.util", "", "utilisation", Scalar::Kind::Sum);
     Histogram& h = r.histogram("node1.dma.latency", "us", "latency");
-    CHECK(c.info.name == "node1.dma.bytes");
-    CHECK(c.info.unit() == "B");
-    CHECK(c.info.help() == "bytes moved");
+    CHECK(r.info(c).name == "node1.dma.bytes");
+    CHECK(r.info(c).unit() == "B");
+    CHECK(r.info(c).help() == "bytes moved");
+    CHECK(r.info(s).name == "node1.link.util");
     CHECK(h.info.unit() == "us");
     c.inc(5);
     CHECK(r.find_counter("node1.dma.bytes") == &c);
@@ -856,7 +888,7 @@ TEST_CASE("a region's statistics are what happened between its two ends", "[stat
     CHECK(h.sum() == Approx(100 + 0.5 + 2 + 3 + 5000));
     CHECK(late_h.count() == 1);
     // Units and help carry over; a Level's missing value is null in JSON.
-    CHECK(w.find_scalar("node0.link.busy_time")->info.unit() == "us");
+    CHECK(w.info(*w.find_scalar("node0.link.busy_time")).unit() == "us");
     std::ostringstream js;
     w.write_json(js);
     CHECK(js.str().find("\"node0.rdma.pinned_bytes_peak\": null") != std::string::npos);

@@ -882,7 +882,7 @@ std::string MpiWorkload::findings(const Config& c, const StatRegistry& stats) {
     if (!n) return stand_in;
     std::string which;
     for (const Counter* k : stats.counters_containing("mpi.untimed.")) {
-        const std::string name = k->info.name.str();
+        const std::string name = stats.info(*k).name.str();
         which += (which.empty() ? "" : ", ") + name.substr(name.find("mpi.untimed.") + 12) + " " +
                  std::to_string(k->value());
     }

@@ -254,7 +254,7 @@ TEST_CASE("cpu: busy time and runs are accounted per activity", "[os][cpu]") {
     REQUIRE(kh);
     REQUIRE(fh);
     CHECK(kh->value() == Approx(7.0005).epsilon(1e-12));
-    CHECK(kh->info.unit() == "us");
+    CHECK(env.stats.info(*kh).unit() == "us");
     CHECK(fh->value() == Approx(2.0).epsilon(1e-12));
     REQUIRE(env.stats.find_counter("node1.cpu.khugepaged.runs"));
     CHECK(env.stats.find_counter("node1.cpu.khugepaged.runs")->value() == 2);
