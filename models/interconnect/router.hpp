@@ -278,21 +278,24 @@ private:
     // SystemC module; on a large torus each line of it a hop touches is a
     // miss of the caches): the pipeline, the routing, the output links and
     // the statistics of every packet.
+    // In two lines: the pipeline, dimension order's extents, coordinates and
+    // bases, and the counter of packets routed; then the tables a hop reads
+    // (each vector's begin and end within the line).
     alignas(64) sc_core::sc_time pipeline_;
     bool dor_ = false;
     std::array<unsigned, 4> dor_extent_{};   // boards in x, y, z; FPGAs per board
     std::array<unsigned, 3> dor_at_{};   // this router's board coordinate in x, y, z
     std::array<unsigned, 4> dor_base_{};   // first entry of each table in dor_hops_
+    Counter& packets_;
     std::vector<DorHop> dor_hops_;
-    std::vector<int> in_dim_;
-    const Topology* topology_ = nullptr;   // adaptive routing
     // Per output port: its Link when out[port] is that link's input, called
     // without the socket's indirections (an output bound to anything else,
     // a test's tap, goes through the socket).
     std::vector<Link*> direct_out_;
+    std::vector<int> in_dim_;
+    const Topology* topology_ = nullptr;   // adaptive routing
     std::vector<unsigned> occ_max_;
     std::vector<Scalar*> occ_stats_;
-    Counter& packets_;
     Counter& unroutable_;
     Counter& overflows_;
     bool timed_ = false;
