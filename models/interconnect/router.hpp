@@ -277,10 +277,10 @@ private:
     // What every packet's hop reads, together (a Router is some 1.6 KB of
     // SystemC module; on a large torus each line of it a hop touches is a
     // miss of the caches): the pipeline, the routing, the output links and
-    // the statistics of every packet.
-    // In two lines: the pipeline, dimension order's extents, coordinates and
-    // bases, and the counter of packets routed; then the tables a hop reads
-    // (each vector's begin and end within the line).
+    // the statistics of every packet. In two lines: the pipeline, dimension
+    // order's extents, coordinates and bases, and the counter of packets
+    // routed; then the tables a hop reads (each vector's begin and end
+    // within the line).
     alignas(64) sc_core::sc_time pipeline_;
     bool dor_ = false;
     std::array<unsigned, 4> dor_extent_{};   // boards in x, y, z; FPGAs per board

@@ -3,7 +3,7 @@
 // unit and help kept apart by the registry (StatRegistry). A model
 // registers its statistics together, so the few a hop of the network
 // updates (a link's packets, flits, bytes and transactions) share a cache
-// line, where with their names beside them they took four; on a large
+// line, where with their names beside them they took two or three; on a large
 // torus each line a hop touches is a miss (docs/performance.md).
 //
 // Part of the simulator core; knows nothing about models.
