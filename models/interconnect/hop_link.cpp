@@ -57,7 +57,7 @@ void Link::use_hops(HopQueue& q, std::uint32_t number) {
     h.handler.link = this;
     h.q = &q;
     h.number = number;
-    q.serve_link(number, h.handler);
+    q.serve_link(number, h.handler, this);
     // The far router's input is measured here (Router::ExactHeld); a
     // network interface at the far end has none.
     if (far_) h.far_in = far_->exact_input(static_cast<unsigned>(far_port_));
@@ -434,7 +434,8 @@ VRDMASIM_FORCE_INLINE void Link::on_hop_event(std::uint64_t key, void* what) {
     case HopQueue::Serve: {
         const sc_time now = hop_->q->time();
         if (now == hop_->serve_at) hop_->serve_at = max_sim_time();
-        serve(now);
+        start_packets_inline(now);
+        if (!hop_->admit_now.empty()) admit_now(now);
         break;
     }
     }
@@ -442,6 +443,20 @@ VRDMASIM_FORCE_INLINE void Link::on_hop_event(std::uint64_t key, void* what) {
 
 void Link::Hops::Handler::on_hop_event(HopQueue&, std::uint64_t key, void* what, std::uint32_t) {
     link->on_hop_event(key, what);
+}
+
+// The hop queue's serving loop (HopQueue::serve), here so that a link's
+// handling of its events is inline in it (the queue's other handlers, a
+// cut link's far end or a test's, through their virtual call).
+void HopQueue::serve_events() {
+    Event e;
+    while (pop_before(horizon_, e)) {
+        ++served_;
+        current_ = e.t;
+        const Served& s = handlers_[link_of(e.key)];
+        if (s.link) s.link->on_hop_event(e.key, e.what);
+        else s.handler->on_hop_event(*this, e.key, e.what, static_cast<std::uint32_t>(e.key & 0xffffffu));
+    }
 }
 
 // The link's arbitration among the first packets that are ready and have
@@ -607,7 +622,10 @@ void Link::serve(sc_time now) {
     if (!hop_->admit_now.empty()) admit_now(now);
 }
 
-void Link::start_packets(sc_time now) {
+void Link::start_packets(sc_time now) { start_packets_inline(now); }
+
+// (Inline in a Serve event's handling: one frame fewer an event.)
+VRDMASIM_FORCE_INLINE void Link::start_packets_inline(sc_time now) {
     Hops& h = *hop_;
     if (!h.pending.empty() && h.pending.front().at <= now) take_credits(now);
     while (h.waiting > 0 && h.wire_free <= now) {

@@ -56,16 +56,16 @@ HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name), ring_(kBucke
     InstantEnd::get();   // made now, during elaboration
 }
 
-void HopQueue::serve_link(std::uint32_t number, HopHandler& h) {
-    if (number >= handlers_.size()) handlers_.resize(std::size_t(number) + 1, nullptr);
-    if (handlers_[number] && handlers_[number] != &h)
+void HopQueue::serve_link(std::uint32_t number, HopHandler& h, Link* link) {
+    if (number >= handlers_.size()) handlers_.resize(std::size_t(number) + 1, Served{});
+    if (handlers_[number].handler && handlers_[number].handler != &h)
         throw std::logic_error(std::string(name()) + ": link " + std::to_string(number) + " served twice");
-    handlers_[number] = &h;
+    handlers_[number] = Served{link, &h};
 }
 
 void HopQueue::post_outside(const Event& e) {
     const sc_time now = serving_ ? current_ : sc_core::sc_time_stamp();
-    if (link_of(e.key) >= handlers_.size() || !handlers_[link_of(e.key)])
+    if (!serves(link_of(e.key)))
         throw std::logic_error(std::string(name()) + ": an event for link " + std::to_string(link_of(e.key)) +
                                ", which nothing serves (serve_link)");
     if (e.t < now)
@@ -97,50 +97,9 @@ void HopQueue::find_first_beyond(std::uint64_t from) {
 
 const HopQueue::Event& HopQueue::front() const {
     if (ring_count_ == 0) return far_.front();
-    const Bucket& k = ring_[first_ % kBuckets];
-    const Event& r = k.events[k.head];
+    const Event& r = ring_[first_ % kBuckets].first;
     if (!far_.empty() && Later{}(r, far_.front())) return far_.front();
     return r;
-}
-
-// (Inline in serve(), its one caller.)
-VRDMASIM_FORCE_INLINE bool HopQueue::pop_before(sc_time horizon, Event& e) {
-    if (ring_count_ > 0) {
-        Bucket& k = ring_[first_ % kBuckets];
-        if (far_.empty() || !Later{}(k.events[k.head], far_.front())) {
-            if (!(k.events[k.head].t < horizon)) return false;
-            --count_;
-            e = k.events[k.head++];
-            --k.held;
-            // The present moves to this bucket: later events may join the ring.
-            base_ = first_;
-            if (k.held == 0) {
-                // A burst's space is not kept: the ring's every bucket
-                // would come to hold the largest burst it saw.
-                if (k.events.capacity() > kBucketKeeps) std::vector<Event>().swap(k.events);
-                else k.events.clear();
-                k.head = 0;
-                std::uint64_t& w = nonempty_[(first_ % kBuckets) >> 6];
-                w &= ~(std::uint64_t(1) << (first_ % 64));
-                if (w == 0) words_ &= ~(std::uint64_t(1) << ((first_ % kBuckets) >> 6));
-                if (--ring_count_ > 0) find_first(first_ + 1);
-                ++drains_;
-            } else {
-                --ring_count_;
-            }
-            return true;
-        }
-    } else if (far_.empty()) {
-        return false;
-    }
-    if (!(far_.front().t < horizon)) return false;
-    --count_;
-    std::pop_heap(far_.begin(), far_.end(), Later{});
-    e = far_.back();
-    far_.pop_back();
-    // The present moves here too (not past the ring's first).
-    base_ = std::max(base_, bucket_of(e.t));
-    return true;
 }
 
 // The buckets' width for the events of late (hop_queue.hpp), at `now`,
@@ -163,9 +122,10 @@ void HopQueue::rebucket(unsigned shift, sc_time now) {
     std::vector<Event> held;
     held.reserve(ring_count_);
     for (Bucket& k : ring_) {
-        held.insert(held.end(), k.events.begin() + k.head, k.events.end());
-        if (k.events.capacity() > kBucketKeeps) std::vector<Event>().swap(k.events);
-        else k.events.clear();
+        if (k.held > 0) held.push_back(k.first);
+        if (k.held > 1) held.insert(held.end(), k.more.begin() + k.head, k.more.end());
+        if (k.more.capacity() > kBucketKeeps) std::vector<Event>().swap(k.more);
+        else k.more.clear();
         k.head = 0;
         k.held = 0;
     }
@@ -247,12 +207,7 @@ void HopQueue::serve() {
     await_resume_ = false;
     plain_ = horizon_;
     resuming_ = sc_core::sc_max_time();
-    Event e;
-    while (pop_before(horizon_, e)) {
-        ++served_;
-        current_ = e.t;
-        handlers_[link_of(e.key)]->on_hop_event(*this, e.key, e.what, static_cast<std::uint32_t>(e.key & 0xffffffu));
-    }
+    serve_events();
     serving_ = false;
     if (served_ >= look_at_) adapt(now);
     // Stopped for a thread that resumes it (woke_resuming), before anything

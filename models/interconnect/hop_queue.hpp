@@ -22,6 +22,7 @@
 #include <tlm>
 
 #include "models/interconnect/exanet_packet.hpp"
+#include "src/core/force_inline.hpp"
 #include "src/core/instant_end.hpp"
 
 namespace vrdmasim {
@@ -117,9 +118,12 @@ public:
     }
     static std::uint32_t link_of(std::uint64_t key) { return static_cast<std::uint32_t>((key >> 24) & 0xffffffffu); }
     // Events whose key names link `number` are served by `h` (a link's,
-    // once: Link::use_hops; a cut link's far end, HopCutFar::attach).
-    void serve_link(std::uint32_t number, HopHandler& h);
-    bool serves(std::uint32_t number) const { return number < handlers_.size() && handlers_[number]; }
+    // once: Link::use_hops; a cut link's far end, HopCutFar::attach). A
+    // link's own handler names the link too (`link`): its events are then
+    // served by Link::on_hop_event inline in the serving loop
+    // (serve_events), one call fewer an event.
+    void serve_link(std::uint32_t number, HopHandler& h, Link* link = nullptr);
+    bool serves(std::uint32_t number) const { return number < handlers_.size() && handlers_[number].handler; }
     // The time of the event being served. The queue serves ahead of the
     // kernel: every event before the next time another process has
     // something to do (nothing else can post for those times), so a
@@ -283,10 +287,14 @@ private:
     void rebucket(unsigned shift, sc_core::sc_time now);
     static constexpr std::uint64_t kBuckets = 4096;   // the ring: at least some 1 us ahead (256 ps buckets)
     static constexpr std::size_t kBucketKeeps = 16;   // events' space a drained bucket keeps
+    // A bucket's first event is kept in it (most hold one at a time: its
+    // push and pop touch the bucket alone), the rest in `more`, in order
+    // from `head`.
     struct Bucket {
-        std::vector<Event> events;   // in order from `head`
+        Event first;   // (held > 0)
+        std::uint32_t held = 0;   // events in all: first and more's from head
         std::uint32_t head = 0;
-        std::uint32_t held = 0;   // events.size() - head (kept: not a vector's size at every look)
+        std::vector<Event> more;
     };
     std::vector<Bucket> ring_;
     std::vector<std::uint64_t> nonempty_;   // a bit per bucket
@@ -299,8 +307,12 @@ private:
     std::uint64_t bucket_of(sc_core::sc_time t) const { return t.value() >> shift_; }
     const Event& front() const;   // the earliest event (count_ > 0)
     // Takes the earliest event into `e` if there is one before `horizon`
-    // (one look at the calendar, where front() and a pop were two).
+    // (one look at the calendar, where front() and a pop were two; inline
+    // in serve_events(), its one caller).
     bool pop_before(sc_core::sc_time horizon, Event& e);
+    // serve()'s loop: every event before the horizon, in order, to its
+    // handler (in hop_link.cpp, so that a link's handling is inline in it).
+    void serve_events();
     void post_outside(const Event& e);   // post() from outside a handler (or an error)
     // (Inline: every post is one.)
     void push(const Event& e) {
@@ -312,15 +324,25 @@ private:
             return;
         }
         Bucket& k = ring_[b % kBuckets];
-        auto& v = k.events;
         // In order, usually the latest.
-        if (k.held++ == 0 || !Later{}(v.back(), e)) {
-            v.push_back(e);
+        if (k.held++ == 0) {
+            k.first = e;
         } else {
-            std::size_t at = v.size() - 1;
-            while (at > k.head && Later{}(v[at - 1], e)) --at;
-            steps_ += v.size() - 1 - at;
-            v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), e);
+            auto& v = k.more;
+            if (k.held == 2 ? !Later{}(k.first, e) : !Later{}(v.back(), e)) {
+                v.push_back(e);
+            } else {
+                // Before the last: its place among `more`'s, or first.
+                std::size_t at = v.size();
+                while (at > k.head && Later{}(v[at - 1], e)) --at;
+                steps_ += v.size() - at;
+                if (at == k.head && Later{}(k.first, e)) {
+                    v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), k.first);
+                    k.first = e;
+                } else {
+                    v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), e);
+                }
+            }
         }
         nonempty_[(b % kBuckets) >> 6] |= std::uint64_t(1) << (b % 64);
         words_ |= std::uint64_t(1) << ((b % kBuckets) >> 6);
@@ -347,7 +369,13 @@ private:
     } end_;
     std::size_t most_ = 0;   // events queued at once, at most
     std::uint32_t links_ = 0;
-    std::vector<HopHandler*> handlers_;   // by link number (serve_link)
+    // By link number (serve_link): the link whose own events they are
+    // (nullptr: another handler's), and its handler.
+    struct Served {
+        Link* link = nullptr;
+        HopHandler* handler = nullptr;
+    };
+    std::vector<Served> handlers_;
     std::uint64_t wakes_ = 0;
     bool serving_ = false;
     sc_core::sc_time current_, horizon_, reach_;
@@ -379,5 +407,47 @@ private:
         }
     };
 };
+
+// (Inline in serve_events(), its one caller: hop_link.cpp.)
+VRDMASIM_FORCE_INLINE bool HopQueue::pop_before(sc_core::sc_time horizon, Event& e) {
+    if (ring_count_ > 0) {
+        Bucket& k = ring_[first_ % kBuckets];
+        if (far_.empty() || !Later{}(k.first, far_.front())) {
+            if (!(k.first.t < horizon)) return false;
+            --count_;
+            e = k.first;
+            // The present moves to this bucket: later events may join the ring.
+            base_ = first_;
+            if (--k.held > 0) {
+                k.first = k.more[k.head++];
+                if (k.held == 1) {
+                    // A burst's space is not kept: the ring's every bucket
+                    // would come to hold the largest burst it saw.
+                    if (k.more.capacity() > kBucketKeeps) std::vector<Event>().swap(k.more);
+                    else k.more.clear();
+                    k.head = 0;
+                }
+                --ring_count_;
+            } else {
+                std::uint64_t& w = nonempty_[(first_ % kBuckets) >> 6];
+                w &= ~(std::uint64_t(1) << (first_ % 64));
+                if (w == 0) words_ &= ~(std::uint64_t(1) << ((first_ % kBuckets) >> 6));
+                if (--ring_count_ > 0) find_first(first_ + 1);
+                ++drains_;
+            }
+            return true;
+        }
+    } else if (far_.empty()) {
+        return false;
+    }
+    if (!(far_.front().t < horizon)) return false;
+    --count_;
+    std::pop_heap(far_.begin(), far_.end(), Later{});
+    e = far_.back();
+    far_.pop_back();
+    // The present moves here too (not past the ring's first).
+    base_ = std::max(base_, bucket_of(e.t));
+    return true;
+}
 
 }   // namespace vrdmasim

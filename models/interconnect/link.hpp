@@ -404,6 +404,7 @@ private:
     // now (admit_now).
     void serve(sc_core::sc_time now);
     void start_packets(sc_core::sc_time now);
+    void start_packets_inline(sc_core::sc_time now);
     void admit_now(sc_core::sc_time now);
     // Serves now if no other event of the present is queued; else posts a
     // Serve event for now (it then sees them all).
