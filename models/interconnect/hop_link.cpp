@@ -62,10 +62,10 @@ void Link::use_hops(HopQueue& q, std::uint32_t number) {
     // network interface at the far end has none.
     if (far_) h.far_in = far_->exact_input(static_cast<unsigned>(far_port_));
     h.vc = std::make_unique<Hops::Vc[]>(std::max(p_.vcs, h.far_in.vcs));
+    h.nvc = p_.vcs;
     for (unsigned v = 0; v < p_.vcs; ++v) {
         h.vc[v].credits = p_.buffer_flits;
         h.vc[v].hwm_stat = vcs_[v].hwm_stat;
-        h.qs.push_back(&h.vc[v].queue);
         h.vc[v].queue.vc = v;
         h.vc[v].queue.order = v;
     }
@@ -109,7 +109,7 @@ void Link::cut_hops_here() {
 // room now has room then), or at the first start after: a start wakes it at
 // the later of its own time and the head (one wake-up, where going to the
 // head and then waiting for a start were two).
-void Link::Hops::wait_for_room(const Link& link, Queue& q, const sc_core::sc_object* proc, unsigned flits,
+void Link::Hops::wait_for_room(const Link& link, NiQueue& q, const sc_core::sc_object* proc, unsigned flits,
                                sc_time& head) {
     if (!proc || sc_core::sc_get_curr_simcontext()->get_curr_proc_info()->kind != sc_core::SC_THREAD_PROC_)
         throw std::logic_error(std::string(link.name()) + ": a network interface's queue is full and its sender (" +
@@ -159,25 +159,29 @@ bool Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
         const HopQueue::Sender* lane = h.q->acting();
         proc = lane ? nullptr : sc_core::sc_get_current_process_b();
         const void* who = lane ? lane->id : proc;
-        while (qi < h.qs.size() && h.qs[qi]->proc != who) ++qi;
-        if (qi == h.qs.size() && !lane && (lane = h.q->receiver(proc))) {
+        // (Among the network interface's queues, after the VCs'.)
+        const auto find = [&h](const void* w) {
+            std::size_t i = 0;
+            while (i < h.queues.size() && h.queues[i]->proc != w) ++i;
+            return h.nvc + static_cast<unsigned>(i);
+        };
+        qi = find(who);
+        if (qi == h.queue_count() && !lane && (lane = h.q->receiver(proc))) {
             // A lane's delivery thread: the lane's queue.
             who = lane->id;
-            qi = p_.vcs;
-            while (qi < h.qs.size() && h.qs[qi]->proc != who) ++qi;
+            qi = find(who);
         }
-        if (qi == h.qs.size()) {
+        if (qi == h.queue_count()) {
             if (qi - p_.vcs >= 255)
                 throw std::logic_error(std::string(name()) + ": more than 255 processes send on one link");
-            Hops::Queue& added = *h.queues.emplace_back(std::make_unique<Hops::Queue>());
-            h.qs.push_back(&added);
+            Hops::NiQueue& added = *h.queues.emplace_back(std::make_unique<Hops::NiQueue>());
             added.proc = who;
             added.vc = vc;
             added.order = name_order(lane ? lane->name.c_str() : proc ? proc->name() : "");
             added.unbounded = lane != nullptr;
         }
     }
-    Hops::Queue& q = *h.qs[qi];
+    Hops::NiQueue& q = h.ni(qi);
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     // Full: the sender waits for room (not a delivery), or its source goes
     // on from the link's context once there is room (keep(), admit()).
@@ -202,7 +206,7 @@ bool Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
 // (Inline in inject() and admit().)
 VRDMASIM_FORCE_INLINE void Link::enter(unsigned qi, HopPacket& hp, sc_time head, sc_time now) {
     Hops& h = *hop_;
-    Hops::Queue& q = *h.qs[qi];
+    Hops::NiQueue& q = h.ni(qi);
     const ExanetPacket& pkt = *hp.pkt;
     const unsigned flits = hp.flits;
     hp.ready = head;
@@ -228,7 +232,7 @@ VRDMASIM_FORCE_INLINE void Link::enter(unsigned qi, HopPacket& hp, sc_time head,
 // taken in when there is room (room_for_kept, admit).
 HopPacket& Link::keep(unsigned qi, tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time head, PacketTrain& src) {
     Hops& h = *hop_;
-    Hops::Queue& q = *h.qs[qi];
+    Hops::NiQueue& q = h.ni(qi);
     HopPacket& hp = h.q->take_packet();
     hp.take(gp, pkt);
     hp.ready = head;
@@ -241,7 +245,7 @@ HopPacket& Link::keep(unsigned qi, tlm::tlm_generic_payload& gp, ExanetPacket& p
 
 // A thread whose packet was kept: it goes on when its source has ended, at
 // that time (admit), as it would have after its last packet.
-void Link::Hops::wait_for_source(const Link& link, Queue& q, const sc_core::sc_object* proc) {
+void Link::Hops::wait_for_source(const Link& link, NiQueue& q, const sc_core::sc_object* proc) {
     if (!proc || sc_core::sc_get_curr_simcontext()->get_curr_proc_info()->kind != sc_core::SC_THREAD_PROC_)
         throw std::logic_error(std::string(link.name()) + ": a network interface's queue is full and its sender (" +
                                (proc ? std::string(proc->name()) : std::string("no process")) +
@@ -260,7 +264,7 @@ void Link::Hops::wait_for_source(const Link& link, Queue& q, const sc_core::sc_o
 // events of its time).
 void Link::room_for_kept(unsigned qi, sc_time start) {
     Hops& h = *hop_;
-    Hops::Queue& q = *h.qs[qi];
+    Hops::NiQueue& q = h.ni(qi);
     if (q.admit_posted || (q.flits > 0 && q.flits + q.kept->flits > h.ni_capacity)) return;
     q.admit_posted = true;
     const sc_time at = std::max(start, q.wait_from);
@@ -292,7 +296,7 @@ void Link::admit_now(sc_time now) {
 // next, taken in at once (then again) or kept, or ends: its thread is woken.
 void Link::admit(unsigned qi, sc_time at) {
     Hops& h = *hop_;
-    Hops::Queue& q = *h.qs[qi];
+    Hops::NiQueue& q = h.ni(qi);
     HopPacket& hp = *q.kept;
     q.kept = nullptr;
     q.admit_posted = false;
@@ -316,7 +320,7 @@ void Link::admit(unsigned qi, sc_time at) {
 VRDMASIM_FORCE_INLINE void Link::queue_packet(unsigned qi, HopPacket& hp) {
     Hops& h = *hop_;
     hp.vc = static_cast<std::uint8_t>(p_.vcs == 1 ? 0u : hp.pkt->header.vc);
-    auto& fifo = h.qs[qi]->fifo;
+    auto& fifo = h.queue(qi).fifo;
     auto at = fifo.end();
     while (at != fifo.begin()) {
         const HopPacket* b = *(at - 1);
@@ -340,7 +344,7 @@ VRDMASIM_FORCE_INLINE void Link::enqueue(HopPacket& hp, bool arriving) {
     // Behind another of its VC: served when that one is (a link only ever
     // starts a queue's first; before, a third of the servings were such
     // arrivals at a link whose first packet waited for credits).
-    if (h.qs[vc]->fifo.front() != &hp) return;
+    if (h.vc[vc].queue.fifo.front() != &hp) return;
     // When its credits are back (not all on their way: when given).
     const sc_time now = hp.ready, t = credits_for(vc, hp.flits);
     if (is_max_sim_time(t)) return;
@@ -378,16 +382,14 @@ VRDMASIM_FORCE_INLINE void Link::give_credit_inline(unsigned vc, unsigned flits,
     // already so, and its serving posted (serve()). Of the VC queues only
     // queue `vc` holds this VC's packets; a network interface's queues
     // (after them) may hold any VC's.
-    const auto completes = [&](const Hops::Queue& q) {
+    const auto completes = [&](const Hops::Queue& q) VRDMASIM_FORCE_INLINE_LAMBDA {
         const HopPacket& f = *q.fifo.front();
         const sc_time t = credits_for(vc, f.flits);
         if (!is_max_sim_time(t) && t >= at) post_serve(std::max(std::max(t, f.ready), h.wire_free));
     };
-    if (!h.qs[vc]->fifo.empty()) completes(*h.qs[vc]);
-    for (std::size_t qi = p_.vcs, nq = h.qs.size(); qi < nq; ++qi) {
-        const Hops::Queue& q = *h.qs[qi];
-        if (!q.fifo.empty() && vc_of(*q.fifo.front()) == vc) completes(q);
-    }
+    if (!h.vc[vc].queue.fifo.empty()) completes(h.vc[vc].queue);
+    for (const auto& q : h.queues)
+        if (!q->fifo.empty() && vc_of(*q->fifo.front()) == vc) completes(*q);
 }
 
 void Link::give_credit(unsigned vc, unsigned flits, sc_time at) { give_credit_inline(vc, flits, at); }
@@ -463,19 +465,22 @@ void HopQueue::serve_events() {
 // their credits: the one ready first, then by queue order and serial.
 VRDMASIM_FORCE_INLINE Link::Hops::Queue* Link::Hops::arbitrate(const Link& link, sc_time now) const {
     Queue* best = nullptr;
-    for (Queue* q : qs) {
-        if (q->fifo.empty()) continue;
+    const auto consider = [&](Queue* q) {
+        if (q->fifo.empty()) return;
         const HopPacket& c = *q->fifo.front();
-        if (c.ready > now || vc[link.vc_of(c)].credits < c.flits) continue;
+        if (c.ready > now || vc[link.vc_of(c)].credits < c.flits) return;
         if (!best) {
             best = q;
-            continue;
+            return;
         }
         const HopPacket& b = *best->fifo.front();
         if (c.ready < b.ready ||
             (c.ready == b.ready && (q->order < best->order || (q->order == best->order && c.serial < b.serial))))
             best = q;
-    }
+    };
+    // (The VC queues, then the network interface's, in queue order.)
+    for (unsigned v = 0; v < nvc; ++v) consider(&vc[v].queue);
+    for (const auto& q : queues) consider(q.get());
     return best;
 }
 
@@ -605,7 +610,7 @@ VRDMASIM_FORCE_INLINE void Link::free_where_waited(HopPacket& hp, sc_time start,
     } else if (hp.cut) {
         hp.cut->freed(hp, end);
     } else {
-        Hops::Queue& q = *h.qs[hp.queue];
+        Hops::NiQueue& q = h.ni(hp.queue);
         q.flits -= flits;
         if (q.kept) {
             room_for_kept(hp.queue, start);
@@ -678,12 +683,14 @@ VRDMASIM_FORCE_INLINE void Link::start_packets_inline(sc_time now) {
     // free: a third of the servings then found their first packet waiting
     // for credits.
     sc_time next = max_sim_time();
-    for (const Hops::Queue* q : h.qs) {
-        if (q->fifo.empty()) continue;
-        const HopPacket& f = *q->fifo.front();
+    const auto first_may_start = [&](const Hops::Queue& q) {
+        if (q.fifo.empty()) return;
+        const HopPacket& f = *q.fifo.front();
         const sc_time t = credits_for(vc_of(f), f.flits);
         if (!is_max_sim_time(t)) next = std::min(next, std::max(f.ready, t));
-    }
+    };
+    for (unsigned v = 0; v < h.nvc; ++v) first_may_start(h.vc[v].queue);
+    for (const auto& q : h.queues) first_may_start(*q);
     if (!is_max_sim_time(next)) post_serve(std::max(next, h.wire_free));
 }
 
@@ -829,7 +836,7 @@ sc_time Link::earliest_exact(unsigned vc, unsigned flits, sc_time head) const {
     // one and those queued on it, never.
     const Hops& h = *hop_;
     unsigned vc_queued = 0;
-    for (const HopPacket* p : h.qs[vc]->fifo) vc_queued += p->flits;
+    for (const HopPacket* p : h.vc[vc].queue.fifo) vc_queued += p->flits;
     const sc_time credited = credits_for(vc, vc_queued + flits);
     if (is_max_sim_time(credited) || credited > head) return max_sim_time();
     return std::max(head, h.wire_free) + flit_time_ * static_cast<double>(h.queued_flits);
@@ -839,7 +846,7 @@ std::size_t Link::exact_waiting() const {
     if (!hop_) return 0;
     std::size_t n = hop_->waiting;
     for (unsigned v = 0; v < hop_->lane_count; ++v) n += hop_->lanes[v].fifo.size() + (hop_->lanes[v].busy ? 1 : 0);
-    for (const Hops::Queue* q : hop_->qs) n += q->kept ? 1 : 0;   // (kept for its train)
+    for (const auto& q : hop_->queues) n += q->kept ? 1 : 0;   // (kept for its train)
     if (hop_cut_far_) n += hop_cut_far_->arriving();
     return n;
 }

@@ -33,14 +33,20 @@ struct alignas(64) Link::Hops {
         // (hop_link.cpp: Link::on_hop_event inline in it.)
         void on_hop_event(HopQueue&, std::uint64_t key, void* what, std::uint32_t) override;
     };
+    // A queue of packets waiting to start: one per VC of the far buffer
+    // (in `vc`, for the packets routed here by a router), one per sending
+    // process of a network interface (NiQueue).
     struct Queue {
         PacketFifo fifo;   // by (ready, serial)
         unsigned vc = 0;
         std::uint64_t order = 0;   // among first packets ready at the same time: lower first
-        // A network interface's: its sending process (or delivery lane:
-        // HopQueue::Sender::id), the flits it holds, its count of packets,
-        // when its sender may present the next, and the sender waiting for
-        // room.
+    };
+    // A network interface's: its sending process (or delivery lane:
+    // HopQueue::Sender::id), the flits it holds, its count of packets,
+    // when its sender may present the next, and the sender waiting for
+    // room (apart from the VC queues', which a hop reads beside their
+    // credits).
+    struct NiQueue : Queue {
         const void* proc = nullptr;
         unsigned flits = 0;
         std::uint32_t count = 0;
@@ -61,7 +67,7 @@ struct alignas(64) Link::Hops {
     // (one array: on a large torus a hop's state is where its time goes,
     // in misses of the caches): its free flits (credits), its high-water
     // mark (VcBuffer's, kept here in this order), the queue of the packets
-    // routed here on it (qs[vc] points to it; its first fields share the
+    // routed here on it (queue number vc: queue(); its first fields share the
     // credits' line), and what the far router's input holds of it
     // (Router::ExactHeld; its VC `far_in` gives).
     struct alignas(64) Vc {
@@ -96,36 +102,45 @@ struct alignas(64) Link::Hops {
         bool busy = false;
     };
 
-    // What every event of the link reads first, in its first two lines.
-    Handler handler;
+    // What a start reads (its link's, and the links before and after it),
+    // in the first two lines: the queue, the VC buffers and the network
+    // interface's queues, the wire; then the credits on their way; the
+    // arrivals made ahead in the third.
     HopQueue* q = nullptr;
     // As many as the link's VCs or its far input's, whichever is more
     // (made once: its queues are pointed to).
     std::unique_ptr<Vc[]> vc;
-    // Every queue's address: 0 .. vcs-1 the VCs' (in `vc`), then the
-    // network interface's (in `queues`); what the loops over them walk.
-    std::vector<Queue*> qs;
+    // A network interface's queues, one per sending process (inject());
+    // each made alone (most links have none, and an empty std::deque
+    // allocates some 600 bytes).
+    std::vector<std::unique_ptr<NiQueue>> queues;
+    // The queues by number: 0 .. nvc - 1 the VCs' (in `vc`), then the
+    // network interface's (in `queues`). Reached through `vc` (where a
+    // vector of every queue's address was a line more a hop read: a miss
+    // at scale).
+    unsigned nvc = 0;
+    Queue& queue(unsigned qi) { return qi < nvc ? vc[qi].queue : *queues[qi - nvc]; }
+    const Queue& queue(unsigned qi) const { return qi < nvc ? vc[qi].queue : *queues[qi - nvc]; }
+    std::size_t queue_count() const { return nvc + queues.size(); }
+    NiQueue& ni(unsigned qi) { return *queues[qi - nvc]; }
+    unsigned waiting = 0;   // packets in the queues
     sc_core::sc_time wire_free;
     sc_core::sc_time serve_at = max_sim_time();   // a Serve event is queued for then
-    unsigned waiting = 0;   // packets in the queues
     unsigned queued_flits = 0;
     std::uint32_t number = 0;
     Router::ExactInput far_in;   // the far router's input (none: 0 flits)
     ConsumedList<Pending> pending;
-    // Arrivals at the far router made ahead (Link::arrive_ahead), by head,
-    // not yet counted in its input; and whether this link makes them (-1:
+    // Whether this link makes its arrivals at the far router ahead (-1:
     // not known yet, decided at its first start, once routing and a region
     // of interest are set up; 0: no, Arrival events; 1: yes; 2: yes, their
-    // counts held for a region of interest, StatRegistry::count_at).
-    PacketFifo ahead;
+    // counts held for a region of interest, StatRegistry::count_at), and
+    // those arrivals (Link::arrive_ahead), by head, not yet counted in its
+    // input.
     int direct = -1;
+    PacketFifo ahead;
     // Queues whose kept packet is taken in at the end of the serving that
     // made room (Link::room_for_kept), in queue order.
     std::vector<unsigned> admit_now;
-    // A network interface's queues, one per sending process (inject());
-    // each made alone (most links have none, and an empty std::deque
-    // allocates some 600 bytes).
-    std::vector<std::unique_ptr<Queue>> queues;
     unsigned ni_capacity = 0;   // flits a sending process's queue holds before its sender waits
     // While a source's next() runs (Link::admit): its queue and the time.
     int pulling = -1;
@@ -136,19 +151,22 @@ struct alignas(64) Link::Hops {
     std::unique_ptr<Lane[]> lanes;
     unsigned lane_count = 0;
     Counter* refused = nullptr;
+    // The events' handler (registered with the hop queue; a link's own
+    // events are served inline, HopQueue::serve_events).
+    Handler handler;
 
     // The steps of Link::serve and Link::inject (hop_link.cpp): the queue
     // whose first packet starts next (none: nullptr), and a full queue's
     // sender waiting for room, `head` then its packet's head.
     Queue* arbitrate(const Link& link, sc_core::sc_time now) const;
-    void wait_for_room(const Link& link, Queue& q, const sc_core::sc_object* proc, unsigned flits,
+    void wait_for_room(const Link& link, NiQueue& q, const sc_core::sc_object* proc, unsigned flits,
                        sc_core::sc_time& head);
     // Queue `qi`'s kept packet taken in at `at`, as an Admit event.
     void post_admit(unsigned qi, sc_core::sc_time at) {
         q->post(HopQueue::Event{at, HopQueue::key(HopQueue::Admit, number, qi), 0, nullptr});
     }
     // A thread whose packet was kept for its source, until the source ends.
-    void wait_for_source(const Link& link, Queue& q, const sc_core::sc_object* proc);
+    void wait_for_source(const Link& link, NiQueue& q, const sc_core::sc_object* proc);
 };
 
 }   // namespace vrdmasim

@@ -8,6 +8,9 @@
 
 #if defined(__GNUC__)
 #define VRDMASIM_FORCE_INLINE inline __attribute__((always_inline))
+// The same for a lambda, after its parameters: `[&](int x) VRDMASIM_FORCE_INLINE_LAMBDA { ... }`.
+#define VRDMASIM_FORCE_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #define VRDMASIM_FORCE_INLINE inline
+#define VRDMASIM_FORCE_INLINE_LAMBDA
 #endif
