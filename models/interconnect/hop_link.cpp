@@ -455,9 +455,9 @@ void HopQueue::serve_events() {
     while (pop_before(horizon_, e)) {
         ++served_;
         current_ = e.t;
-        const Served& s = handlers_[link_of(e.key)];
-        if (s.link) s.link->on_hop_event(e.key, e.what);
-        else s.handler->on_hop_event(*this, e.key, e.what, static_cast<std::uint32_t>(e.key & 0xffffffu));
+        const std::uint32_t n = link_of(e.key);
+        if (Link* const l = links_of_[n]) l->on_hop_event(e.key, e.what);
+        else handlers_[n]->on_hop_event(*this, e.key, e.what, static_cast<std::uint32_t>(e.key & 0xffffffu));
     }
 }
 

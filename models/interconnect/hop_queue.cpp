@@ -57,10 +57,14 @@ HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name), ring_(kBucke
 }
 
 void HopQueue::serve_link(std::uint32_t number, HopHandler& h, Link* link) {
-    if (number >= handlers_.size()) handlers_.resize(std::size_t(number) + 1, Served{});
-    if (handlers_[number].handler && handlers_[number].handler != &h)
+    if (number >= handlers_.size()) {
+        handlers_.resize(std::size_t(number) + 1, nullptr);
+        links_of_.resize(std::size_t(number) + 1, nullptr);
+    }
+    if (handlers_[number] && handlers_[number] != &h)
         throw std::logic_error(std::string(name()) + ": link " + std::to_string(number) + " served twice");
-    handlers_[number] = Served{link, &h};
+    handlers_[number] = &h;
+    links_of_[number] = link;
 }
 
 void HopQueue::post_outside(const Event& e) {
