@@ -54,10 +54,9 @@ void Link::use_hops(HopQueue& q, std::uint32_t number) {
         throw std::logic_error(std::string(name()) + ": exact time order on a link of another order");
     hop_ = std::make_unique<Hops>();
     Hops& h = *hop_;
-    h.handler.link = this;
     h.q = &q;
     h.number = number;
-    q.serve_link(number, h.handler, this);
+    q.serve_link(number, *this);
     // The far router's input is measured here (Router::ExactHeld); a
     // network interface at the far end has none.
     if (far_) h.far_in = far_->exact_input(static_cast<unsigned>(far_port_));
@@ -441,10 +440,6 @@ VRDMASIM_FORCE_INLINE void Link::on_hop_event(std::uint64_t key, void* what) {
         break;
     }
     }
-}
-
-void Link::Hops::Handler::on_hop_event(HopQueue&, std::uint64_t key, void* what, std::uint32_t) {
-    link->on_hop_event(key, what);
 }
 
 // The hop queue's serving loop (HopQueue::serve), here so that a link's

@@ -26,13 +26,6 @@ namespace vrdmasim {
 using PacketFifo = ConsumedList<HopPacket*>;
 
 struct alignas(64) Link::Hops {
-    // The events' handler: the link (not a HopHandler itself, so that its
-    // other paths keep their layout).
-    struct Handler : HopHandler {
-        Link* link = nullptr;
-        // (hop_link.cpp: Link::on_hop_event inline in it.)
-        void on_hop_event(HopQueue&, std::uint64_t key, void* what, std::uint32_t) override;
-    };
     // A queue of packets waiting to start: one per VC of the far buffer
     // (in `vc`, for the packets routed here by a router), one per sending
     // process of a network interface (NiQueue).
@@ -151,9 +144,6 @@ struct alignas(64) Link::Hops {
     std::unique_ptr<Lane[]> lanes;
     unsigned lane_count = 0;
     Counter* refused = nullptr;
-    // The events' handler (registered with the hop queue; a link's own
-    // events are served inline, HopQueue::serve_events).
-    Handler handler;
 
     // The steps of Link::serve and Link::inject (hop_link.cpp): the queue
     // whose first packet starts next (none: nullptr), and a full queue's

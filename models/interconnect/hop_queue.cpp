@@ -56,14 +56,14 @@ HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name), ring_(kBucke
     InstantEnd::get();   // made now, during elaboration
 }
 
-void HopQueue::serve_link(std::uint32_t number, HopHandler& h, Link* link) {
+void HopQueue::serve_link(std::uint32_t number, HopHandler* h, Link* link) {
     if (number >= handlers_.size()) {
         handlers_.resize(std::size_t(number) + 1, nullptr);
         links_of_.resize(std::size_t(number) + 1, nullptr);
     }
-    if (handlers_[number] && handlers_[number] != &h)
+    if (serves(number) && (handlers_[number] != h || links_of_[number] != link))
         throw std::logic_error(std::string(name()) + ": link " + std::to_string(number) + " served twice");
-    handlers_[number] = &h;
+    handlers_[number] = h;
     links_of_[number] = link;
 }
 

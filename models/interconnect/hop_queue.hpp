@@ -117,13 +117,15 @@ public:
         return (std::uint64_t(k) << 62) | (std::uint64_t(link) << 24) | (sub & 0xffffffu);
     }
     static std::uint32_t link_of(std::uint64_t key) { return static_cast<std::uint32_t>((key >> 24) & 0xffffffffu); }
-    // Events whose key names link `number` are served by `h` (a link's,
-    // once: Link::use_hops; a cut link's far end, HopCutFar::attach). A
-    // link's own handler names the link too (`link`): its events are then
-    // served by Link::on_hop_event inline in the serving loop
-    // (serve_events), one call fewer an event.
-    void serve_link(std::uint32_t number, HopHandler& h, Link* link = nullptr);
-    bool serves(std::uint32_t number) const { return number < handlers_.size() && handlers_[number]; }
+    // Events whose key names link `number` are served by the link itself
+    // (once: Link::use_hops; by Link::on_hop_event, inline in the serving
+    // loop, serve_events) or by `h` (a cut link's far end,
+    // HopCutFar::attach; a test's), through its virtual call.
+    void serve_link(std::uint32_t number, Link& link) { serve_link(number, nullptr, &link); }
+    void serve_link(std::uint32_t number, HopHandler& h) { serve_link(number, &h, nullptr); }
+    bool serves(std::uint32_t number) const {
+        return number < handlers_.size() && (handlers_[number] || links_of_[number]);
+    }
     // The time of the event being served. The queue serves ahead of the
     // kernel: every event before the next time another process has
     // something to do (nothing else can post for those times), so a
@@ -369,11 +371,12 @@ private:
     } end_;
     std::size_t most_ = 0;   // events queued at once, at most
     std::uint32_t links_ = 0;
-    // By link number (serve_link): the link whose own events they are
-    // (nullptr: another handler's), read at every event (8 bytes each: on a
-    // large torus, fewer lines of the table), and the handler.
+    // By link number (serve_link): the link whose own events they are, read
+    // at every event (8 bytes each: on a large torus, fewer lines of the
+    // table), or else their handler.
     std::vector<Link*> links_of_;
     std::vector<HopHandler*> handlers_;
+    void serve_link(std::uint32_t number, HopHandler* h, Link* link);
     std::uint64_t wakes_ = 0;
     bool serving_ = false;
     sc_core::sc_time current_, horizon_, reach_;
