@@ -2,10 +2,10 @@
 // (see records.hpp; README.md "Protocol" and "Fault tolerance").
 #include "models/dma/records.hpp"
 
-#include <stdexcept>
-
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace vrdmasim {
 
@@ -53,7 +53,7 @@ sc_time RecordWriter::write(std::uint32_t sid, std::uint64_t addr, const Complet
 }
 
 sc_time RecordWriter::post(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_time at,
-                           std::vector<CompletionSignal*> raise) {
+                           RecordSignals raise) {
     if (params_.fault_tolerant && behind(raise)) {
         // An earlier record of this channel waits for its page: this one
         // follows it (else the channel's count would announce a later slot
@@ -95,15 +95,21 @@ sc_time RecordWriter::post(std::uint32_t sid, std::uint64_t addr, const Completi
     return done;
 }
 
-bool RecordWriter::behind(const std::vector<CompletionSignal*>& raise) const {
-    auto shares = [&](const std::vector<CompletionSignal*>& other) {
-        for (CompletionSignal* s : raise)
-            if (std::find(other.begin(), other.end(), s) != other.end()) return true;
-        return false;
-    };
-    if (shares(busy_)) return true;
+RecordSignals::RecordSignals(std::initializer_list<CompletionSignal*> signals) {
+    if (signals.size() > kMost) throw std::logic_error("a record raises at most " + std::to_string(kMost) + " signals");
+    for (CompletionSignal* s : signals) sig_[n_++] = s;
+}
+
+bool RecordSignals::shares(const RecordSignals& other) const {
+    for (CompletionSignal* s : *this)
+        if (std::find(other.begin(), other.end(), s) != other.end()) return true;
+    return false;
+}
+
+bool RecordWriter::behind(const RecordSignals& raise) const {
+    if (raise.shares(busy_)) return true;
     for (const Retry& rr : retry_)
-        if (shares(rr.raise)) return true;
+        if (raise.shares(rr.raise)) return true;
     return false;
 }
 

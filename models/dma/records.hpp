@@ -5,9 +5,11 @@
 // faulting page is resolved (RecordWriter). README.md "Protocol".
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <unordered_map>
 #include <vector>
 
@@ -62,6 +64,25 @@ private:
     std::function<void(sc_core::sc_time)> observer_;
 };
 
+// The signals a record raises once it is in memory: its channel's
+// receive count and records line, or its send count (one or two), kept in
+// place (a vector was an allocation at each record: two a message of an
+// alltoall).
+class RecordSignals {
+public:
+    static constexpr std::size_t kMost = 2;
+    RecordSignals() = default;
+    RecordSignals(std::initializer_list<CompletionSignal*> signals);
+    CompletionSignal* const* begin() const { return sig_.data(); }
+    CompletionSignal* const* end() const { return sig_.data() + n_; }
+    bool shares(const RecordSignals& other) const;
+    void clear() { n_ = 0; }
+
+private:
+    std::array<CompletionSignal*, kMost> sig_{};
+    std::size_t n_ = 0;
+};
+
 class RecordWriter {
 public:
     RecordWriter(MemoryPort& memory, const PldmaConfig& params, PldmaStats& stats);
@@ -71,7 +92,7 @@ public:
     // fault is resolved (run). Returns the first attempt's end.
     // `sid`: the stream ID of the channel the record is for.
     sc_core::sc_time post(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at,
-                          std::vector<CompletionSignal*> raise);
+                          RecordSignals raise);
     // The record thread (fault-tolerant): records whose write faulted,
     // written again in order.
     void run();
@@ -90,14 +111,14 @@ private:
         std::uint32_t sid = 0;
         std::uint64_t addr = 0;
         CompletionRecord record;
-        std::vector<CompletionSignal*> raise;
+        RecordSignals raise;
         sc_core::sc_time at;
         bool faulted = true;   // false: queued behind a faulted record of the same signals, not tried yet
     };
     // Whether a record raising `raise` must queue behind a record of the
     // same channel that the record thread has not written yet: a channel's
     // records are written, and counted, in the order they were posted.
-    bool behind(const std::vector<CompletionSignal*>& raise) const;
+    bool behind(const RecordSignals& raise) const;
     // Write `r` at `at`; `fx` receives the fault extension.
     sc_core::sc_time write(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at,
                            bool& ok, SmmuFaultExtension& fx);
@@ -117,7 +138,7 @@ private:
     [[noreturn]] static void bad_record_key();
     std::unordered_map<std::uint64_t, sc_core::sc_time> done_;   // record_key(stream, address) -> written by
     LazyDeque<Retry> retry_;
-    std::vector<CompletionSignal*> busy_;   // the signals of the record the thread is writing
+    RecordSignals busy_;   // the signals of the record the thread is writing
     WakeEvent ev_;   // made when a record is first queued or waited for
     bool waiting_ = false, wait_done_ = false, wait_resolved_ = false;
     std::uint64_t wait_page_ = 0;
