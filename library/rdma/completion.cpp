@@ -190,13 +190,23 @@ CompletionRecord RdmaProcess::wait_record(std::uint64_t addr) {
             now() < written)
             early_.inc();
     };
+    // What a look reads and writes, reached through one pointer: a lambda
+    // of more than two words' captures is an allocation of std::function's
+    // at every wait (one a message of an alltoall).
+    struct Look {
+        RdmaProcess& self;
+        std::uint64_t addr;
+        CompletionRecord& r;
+        bool first = true;
+        std::uint64_t seen = 0;
+    } look{*this, addr, r};
     if (completion_ != Completion::Counter) {
         // poll: spin on the record in memory; interrupt: look at it after each wake-up.
         wait_for(
             dma_.tx_signal(c),
-            [&] {
-                r = read_record(addr);
-                return r.status != 0;
+            [&look] {
+                look.r = look.self.read_record(look.addr);
+                return look.r.status != 0;
             },
             "wait completion");
         check_seen();
@@ -208,18 +218,16 @@ CompletionRecord RdmaProcess::wait_record(std::uint64_t addr) {
     // only when the count has moved since the last look: completions may
     // come out of order, so a new count says that some record was written,
     // not which one.
-    bool first = true;
-    std::uint64_t seen = 0;
     wait_for(
         dma_.tx_signal(c),
-        [&] {
-            const std::uint64_t n = mmio_read_on(c, pldma_reg::kTxCompleted, 8);
-            counter_reads_.inc();
-            if (!first && n == seen) return false;
-            first = false;
-            seen = n;
-            r = read_record(addr);
-            return r.status != 0;
+        [&look, c] {
+            const std::uint64_t n = look.self.mmio_read_on(c, pldma_reg::kTxCompleted, 8);
+            look.self.counter_reads_.inc();
+            if (!look.first && n == look.seen) return false;
+            look.first = false;
+            look.seen = n;
+            look.r = look.self.read_record(look.addr);
+            return look.r.status != 0;
         },
         "wait completion");
     check_seen();
