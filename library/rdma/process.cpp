@@ -2,6 +2,7 @@
 // untimed (debug) access to its memory.
 #include "library/rdma/process.hpp"
 
+#include "models/common/debug_access.hpp"
 #include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
 
@@ -234,6 +235,21 @@ bool RdmaProcess::debug_write(std::uint64_t addr, const unsigned char* data, std
 bool RdmaProcess::debug_write_resident(std::uint64_t addr, const unsigned char* data, std::uint64_t len) {
     if (vm_) return vm_->poke_user(pid_, addr, data, len);
     return debug_write(addr, data, len);
+}
+
+bool RdmaProcess::debug_write_pattern(std::uint64_t addr, std::uint64_t len, PatternPlace at) {
+    if (vm_) return vm_->write_user_pattern(pid_, addr, len, at);
+    std::uint64_t first = 0;
+    return debug_pattern_by_bytes(
+        [this](bool, std::uint64_t a, unsigned char* d, std::uint64_t n) { return debug_write(a, d, n); },
+        PatternOp::Write, addr, len, at, first);
+}
+
+bool RdmaProcess::debug_check_pattern(std::uint64_t addr, std::uint64_t len, PatternPlace at, std::uint64_t& first) {
+    if (vm_) return vm_->peek_user_pattern(pid_, addr, len, at, first);
+    return debug_pattern_by_bytes(
+        [this](bool, std::uint64_t a, unsigned char* d, std::uint64_t n) { return debug_read(a, d, n); },
+        PatternOp::Check, addr, len, at, first);
 }
 
 bool RdmaProcess::debug_read(std::uint64_t addr, unsigned char* data, std::uint64_t len) {

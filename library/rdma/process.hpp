@@ -359,6 +359,11 @@ public:
     // Returns false on an unmapped address.
     bool debug_write(std::uint64_t addr, const unsigned char* data, std::uint64_t len);
     bool debug_read(std::uint64_t addr, unsigned char* data, std::uint64_t len);
+    // The same with the data pattern's bytes from `at` (Vm::write_user_pattern,
+    // Vm::peek_user_pattern): debug_check_pattern's `first` is the first byte
+    // that differs from them (`len`: none).
+    bool debug_write_pattern(std::uint64_t addr, std::uint64_t len, PatternPlace at);
+    bool debug_check_pattern(std::uint64_t addr, std::uint64_t len, PatternPlace at, std::uint64_t& first);
     // Untimed write to the pages that are in memory only (all of them
     // without a VM): a cold or swapped-out page is left as it is.
     bool debug_write_resident(std::uint64_t addr, const unsigned char* data, std::uint64_t len);

@@ -105,4 +105,10 @@ bool Bus::debug_access(bool write, std::uint64_t addr, unsigned char* data, std:
     return debug_access_to(*out[w->port], w->debug, write, addr - w->base + w->target_offset, data, len);
 }
 
+bool Bus::debug_pattern(PatternOp op, std::uint64_t addr, std::uint64_t len, PatternPlace at, std::uint64_t& first) {
+    const Window* w = decode(addr, len);
+    if (!w) return false;
+    return debug_pattern_to(*out[w->port], w->debug, op, addr - w->base + w->target_offset, len, at, first);
+}
+
 }   // namespace vrdmasim

@@ -51,6 +51,9 @@ public:
     // then passed to the window's DebugAccess or, without one, to its port
     // as a payload. false: unmapped, or the target served less than `len`.
     bool debug_access(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len) override;
+    // The same for the data pattern (DebugAccess::debug_pattern).
+    bool debug_pattern(PatternOp op, std::uint64_t addr, std::uint64_t len, PatternPlace at,
+                       std::uint64_t& first) override;
     const std::vector<Window>& windows() const { return windows_; }
 
     // The window holding [addr, addr+len), or nullptr.

@@ -37,6 +37,11 @@ public:
         if (bus_) return bus_->debug_access(write, addr, data, len);
         return debug_access_to(*socket.operator->(), nullptr, write, addr, data, len);
     }
+    bool debug_pattern(PatternOp op, std::uint64_t addr, std::uint64_t len, PatternPlace at,
+                       std::uint64_t& first) override {
+        if (bus_) return bus_->debug_pattern(op, addr, len, at, first);
+        return debug_pattern_to(*socket.operator->(), nullptr, op, addr, len, at, first);
+    }
 
 private:
     Bus* bus_ = nullptr;

@@ -533,4 +533,57 @@ void Dram::debug_copy(bool write, std::uint64_t addr, unsigned char* data, std::
     overlay(addr, data, len, max_sim_time(), write);
 }
 
+bool Dram::debug_pattern(PatternOp op, std::uint64_t addr, std::uint64_t len, PatternPlace at, std::uint64_t& first) {
+    if (addr >= size_ || len > size_ - addr) return false;   // as check(): an address error
+    commit(sim_now());
+    // A write pending on the range: through the bytes, which debug_copy
+    // overlays on it or patches into it.
+    if (any_pending(addr, len)) return DebugAccess::debug_pattern(op, addr, len, at, first);
+    for (std::uint64_t done = 0; done < len;) {
+        const std::uint64_t a = addr + done, off = a % kPageSize, n = std::min(len - done, kPageSize - off);
+        const PatternPlace here = pattern_advance(at, done);
+        if (op == PatternOp::Write) {
+            write_pattern_at(a / kPageSize, off, n, here);
+        } else if (const std::uint64_t f = pattern_mismatch_at(a / kPageSize, off, n, here); f < n) {
+            first = done + f;
+            return true;
+        }
+        done += n;
+    }
+    if (op == PatternOp::Check) first = len;
+    return true;
+}
+
+void Dram::write_pattern_at(std::uint64_t index, std::uint64_t off, std::uint64_t n, PatternPlace at) {
+    if (n >= kPatternFindMin) {
+        // What copy() makes of these bytes: write_page finds them (and
+        // they are not all zeros: two whole words, one of them not zero).
+        write_pattern(page(index), off, n, at);
+        return;
+    }
+    unsigned char bytes[kPatternFindMin];   // too few to be found: bytes, as copy() keeps them
+    pattern_bytes(bytes, n, at);
+    if (Page* p = find_page(index)) write_page(*p, off, bytes, n);
+    else if (!all_zero(bytes, n)) write_page(page(index), off, bytes, n);
+}
+
+std::uint64_t Dram::pattern_mismatch_at(std::uint64_t index, std::uint64_t off, std::uint64_t n, PatternPlace at) {
+    const Page* p = find_page(index);
+    if (p && p->bytes) return pattern_bytes_mismatch(p->bytes.get() + off, n, at);
+    if (p) {
+        // The usual case: within one stretch, from the same place.
+        for (std::size_t i = 0; i < p->count; ++i) {
+            const Stretch& s = p->stretches[i];
+            if (s.lo <= off && off + n <= s.hi) {
+                if (pattern_advance(s.at(), off - s.lo) == at) return n;
+                break;
+            }
+        }
+    }
+    unsigned char bytes[kPageSize];   // else its bytes, as a read would make them
+    if (p) read_page(*p, off, bytes, n);
+    else std::memset(bytes, 0, n);
+    return pattern_bytes_mismatch(bytes, n, at);
+}
+
 }   // namespace vrdmasim

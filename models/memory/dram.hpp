@@ -68,6 +68,12 @@ public:
     // The debug transport without a payload (models/common/debug_access.hpp):
     // what transport_dbg does for a read or write of [addr, addr + len).
     bool debug_access(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len) override;
+    // The data pattern without its bytes where the store keeps it by its
+    // places (DebugAccess::debug_pattern): written as stretches, checked
+    // against them; the same contents and answers as debug_access with the
+    // bytes (through it where a write is pending on the range).
+    bool debug_pattern(PatternOp op, std::uint64_t addr, std::uint64_t len, PatternPlace at,
+                       std::uint64_t& first) override;
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -119,6 +125,11 @@ private:
     // A debug read or write of a range inside the DRAM (transport_dbg and
     // debug_access).
     void debug_copy(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len);
+    // debug_pattern's parts, within page `index`: the n bytes at `off`
+    // written as the pattern's from `at`, as copy() would write them; or
+    // the first of them that differs from those (n: none).
+    void write_pattern_at(std::uint64_t index, std::uint64_t off, std::uint64_t n, PatternPlace at);
+    std::uint64_t pattern_mismatch_at(std::uint64_t index, std::uint64_t off, std::uint64_t n, PatternPlace at);
 
     std::uint64_t size_;
     sc_core::sc_time latency_;

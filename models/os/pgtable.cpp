@@ -17,6 +17,11 @@ void access(Mm& m, bool write, std::uint64_t pa, unsigned char* data, std::uint6
         throw std::runtime_error("Vm: cannot access DRAM at " + hex(pa));
 }
 
+void access_pattern(Mm& m, PatternOp op, std::uint64_t pa, std::uint64_t len, PatternPlace at, std::uint64_t& first) {
+    if (!debug_pattern_to(m.mem, m.direct, op, pa, len, at, first))
+        throw std::runtime_error("Vm: cannot access DRAM at " + hex(pa));
+}
+
 std::uint64_t rd(Mm& m, std::uint64_t pa) {
     std::uint64_t v = 0;
     access(m, false, pa, reinterpret_cast<unsigned char*>(&v), 8);

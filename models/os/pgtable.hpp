@@ -37,6 +37,8 @@ inline bool has_frame(std::uint64_t d) { return (d & aarch64::kValid) || (d & kS
 
 // DRAM by physical address, untimed (the time is charged as CPU work).
 void access(Mm& m, bool write, std::uint64_t pa, unsigned char* data, std::uint64_t len);
+// The same with the data pattern's bytes from `at` (DebugAccess::debug_pattern).
+void access_pattern(Mm& m, PatternOp op, std::uint64_t pa, std::uint64_t len, PatternPlace at, std::uint64_t& first);
 std::uint64_t rd(Mm& m, std::uint64_t pa);
 void wr(Mm& m, std::uint64_t pa, std::uint64_t v);
 void zero(Mm& m, std::uint64_t pa, std::uint64_t len);

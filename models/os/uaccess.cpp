@@ -37,7 +37,10 @@ std::uint64_t chunk(std::uint64_t a, std::uint64_t left, const Vma& v, int level
 }
 
 // Harness access to user memory, untimed; faults pages in (no CPU time).
-bool user_copy(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t len, bool write) {
+// `move(pa, done, n)` moves bytes [done, done + n) of the range, at
+// physical address pa.
+template <class Move>
+bool user_walk(Mm& m, int pid, std::uint64_t va, std::uint64_t len, bool write, Move&& move) {
     complete_io(m, io_clock(sc_core::sc_time_stamp()));
     Process* p = nullptr;
     if (!user_range(m, pid, va, len, p)) return false;
@@ -70,10 +73,16 @@ bool user_copy(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint6
             }
             complete_now(m, pid, a, w.at);   // untimed: a read this copy started is done for it
         }
-        access(m, write, pa, data + done, n);
+        move(pa, done, n);
         done += n;
     }
     return true;
+}
+
+bool user_copy(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t len, bool write) {
+    return user_walk(m, pid, va, len, write, [&](std::uint64_t pa, std::uint64_t done, std::uint64_t n) {
+        access(m, write, pa, data + done, n);
+    });
 }
 
 // Write user memory where it is present, leaving pages that are not (never
@@ -103,8 +112,12 @@ bool poke(Mm& m, int pid, std::uint64_t va, const unsigned char* data, std::uint
 }
 
 // Read user memory without any change: frames, swap slots, zeros for
-// pages never touched; false outside every VMA.
-bool peek(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) {
+// pages never touched; false outside every VMA. The bytes go to `sink`:
+// sink.frame(pa, done, n) for bytes [done, done + n) of the range in
+// physical memory at pa; sink.buffer(done, n) for where others are put,
+// then sink.put(done, n).
+template <class Sink>
+bool peek_with(Mm& m, int pid, std::uint64_t va, std::uint64_t len, Sink& sink) {
     Process* p = nullptr;
     if (!user_range(m, pid, va, len, p)) return false;
     std::vector<unsigned char> page;
@@ -118,31 +131,72 @@ bool peek(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t l
         const std::uint64_t d = in_open(m, pid, a, a + 1) ? 0 : leaf(m, *p, a, nullptr, &level);
         std::uint64_t reading = 0;
         if (!(d & kValid) && resident_frame(m, *p, a, reading)) {   // a read in flight: its frame holds the bytes
-            access(m, false, reading, data + done, n);
+            sink.frame(reading, done, n);
         } else if (in_open(m, pid, a, a + 1)) {   // collapsing: the new block already holds the bytes
             const OpenCollapse& open = m.khugepaged.open;
-            access(m, false, open.block + (a - open.base), data + done, n);
+            sink.frame(open.block + (a - open.base), done, n);
         } else if (has_frame(d)) {
             const std::uint64_t size = level == 2 ? kHuge : kPage;
             if (level == 2)   // the rest of the block (and of its VMA) in one copy
                 n = std::min({len - done, kHuge - (a & (kHuge - 1)), vma->end - a});
-            access(m, false, (d & kAddrMask & ~(size - 1)) + (a & (size - 1)), data + done, n);
+            sink.frame((d & kAddrMask & ~(size - 1)) + (a & (size - 1)), done, n);
         } else if (level == 3 && is_migration(d)) {   // being migrated: the new frame holds the bytes
-            access(m, false, migration_dst(m, pid, a) + off, data + done, n);
+            sink.frame(migration_dst(m, pid, a) + off, done, n);
         } else if (level == 3 && is_swap(d)) {
             if (!m.ssd) throw std::logic_error("Vm: swap entry without a swap device");
             page.resize(kPage);
             m.ssd->peek_page(swap_slot(d), page.data());
-            std::memcpy(data + done, page.data() + off, n);
+            std::memcpy(sink.buffer(done, n), page.data() + off, n);
+            sink.put(done, n);
         } else if (vma->file >= 0) {   // a file page not mapped: the cache's or the file's bytes
-            peek_file(m, *vma, a, data + done, n);
+            peek_file(m, *vma, a, sink.buffer(done, n), n);
+            sink.put(done, n);
         } else {
-            std::memset(data + done, 0, n);
+            std::memset(sink.buffer(done, n), 0, n);
+            sink.put(done, n);
         }
         done += n;
     }
     return true;
 }
+
+// peek's bytes: the caller's buffer.
+struct BytesSink {
+    Mm& m;
+    unsigned char* data;
+    void frame(std::uint64_t pa, std::uint64_t done, std::uint64_t n) { access(m, false, pa, data + done, n); }
+    unsigned char* buffer(std::uint64_t done, std::uint64_t) { return data + done; }
+    void put(std::uint64_t, std::uint64_t) {}
+};
+
+bool peek(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) {
+    BytesSink sink{m, data};
+    return peek_with(m, pid, va, len, sink);
+}
+
+// The same bytes compared with the data pattern's from `at`: `first`, the
+// first that differs (the range's length: none). In physical memory the
+// DRAM compares them (DebugAccess::debug_pattern); the others here.
+struct PatternSink {
+    Mm& m;
+    PatternPlace at;
+    std::uint64_t first;
+    std::vector<unsigned char> bytes;
+    void differs(std::uint64_t done, std::uint64_t f) { first = std::min(first, done + f); }
+    void frame(std::uint64_t pa, std::uint64_t done, std::uint64_t n) {
+        std::uint64_t f = n;
+        access_pattern(m, PatternOp::Check, pa, n, pattern_advance(at, done), f);
+        if (f < n) differs(done, f);
+    }
+    unsigned char* buffer(std::uint64_t, std::uint64_t n) {
+        bytes.resize(n);
+        return bytes.data();
+    }
+    void put(std::uint64_t done, std::uint64_t n) {
+        const std::uint64_t f = pattern_bytes_mismatch(bytes.data(), n, pattern_advance(at, done));
+        if (f < n) differs(done, f);
+    }
+};
 
 }   // namespace
 }   // namespace mm
@@ -165,6 +219,22 @@ bool Vm::poke_user(int pid, std::uint64_t va, const unsigned char* data, std::ui
 
 bool Vm::peek_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) const {
     return mm::peek(*mm_, pid, va, data, len);
+}
+
+bool Vm::write_user_pattern(int pid, std::uint64_t va, std::uint64_t len, PatternPlace at) {
+    const bool ok = mm::user_walk(*mm_, pid, va, len, true, [&](std::uint64_t pa, std::uint64_t done, std::uint64_t n) {
+        std::uint64_t first = 0;
+        mm::access_pattern(*mm_, PatternOp::Write, pa, n, pattern_advance(at, done), first);
+    });
+    mm::flush_mapped(*mm_, sc_core::sc_time_stamp());   // untimed: the device is told now
+    return ok;
+}
+
+bool Vm::peek_user_pattern(int pid, std::uint64_t va, std::uint64_t len, PatternPlace at, std::uint64_t& first) const {
+    mm::PatternSink sink{*mm_, at, len, {}};
+    const bool ok = mm::peek_with(*mm_, pid, va, len, sink);
+    first = sink.first;
+    return ok;
 }
 
 }   // namespace vrdmasim

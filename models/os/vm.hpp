@@ -29,6 +29,7 @@
 #include "models/os/ssd.hpp"
 #include "models/os/vm_params.hpp"
 #include "models/smmu/page_table_writer.hpp"
+#include "models/common/data_pattern.hpp"
 
 namespace vrdmasim {
 
@@ -241,6 +242,14 @@ public:
     // touched, swapped out, in a collapse window) are left as they are. No
     // fault, no time, no statistics. False if some byte lies outside every VMA.
     bool poke_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len);
+    // write_user and peek_user with the data pattern's bytes from `at`
+    // (data_pattern.hpp; a workload's fill of a source and check of a
+    // destination), the same effect and answer without making or reading
+    // the bytes where the DRAM keeps the pattern by its places
+    // (DebugAccess::debug_pattern). peek_user_pattern: `first`, the first
+    // byte that differs from the pattern's (`len`: none).
+    bool write_user_pattern(int pid, std::uint64_t va, std::uint64_t len, PatternPlace at);
+    bool peek_user_pattern(int pid, std::uint64_t va, std::uint64_t len, PatternPlace at, std::uint64_t& first) const;
 
     std::uint64_t free_bytes() const { return frames_.free_pages() * FrameAllocator::kPage; }
 

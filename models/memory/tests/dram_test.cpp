@@ -641,6 +641,112 @@ TEST_CASE("dram: the data pattern is kept as stretches and reads back byte for b
     CHECK(buf == source);
 }
 
+TEST_CASE("dram: the data pattern written and checked by its places, as with its bytes", "[dram][store]") {
+    // Two DRAMs, the same random writes: the pattern's bytes into one
+    // (debug_access), its places into the other (debug_pattern), other
+    // bytes and zeros into both. Every check by places answers as the
+    // bytes do; the contents and the pages kept as bytes stay the same.
+    Env env;
+    Dram bytes("bytes", env.ctx, "node0"), places("places", env.ctx, "node1");
+    constexpr std::uint64_t kBase = 0x10000, kSpan = 6 * kPage;
+    std::vector<unsigned char> buf;
+    std::uint32_t x = 777;
+    auto next = [&x](std::uint32_t n) {
+        x = x * 1664525u + 1013904223u;
+        return (x >> 8) % n;
+    };
+    auto place = [&]() { return pattern_advance(pattern_place(next(3)), next(3 * kSpan)); };
+    struct Written {
+        std::uint64_t at, len;
+        PatternPlace place;
+    };
+    std::vector<Written> written;   // checks within them match, unless written over since
+    std::uint64_t matched = 0, differed = 0;
+    for (int op = 0; op < 3000; ++op) {
+        std::uint64_t at = next(kSpan);
+        std::uint64_t len = std::min<std::uint64_t>(kSpan - at, 1 + next(op % 3 ? 40 : 9000));
+        const std::uint32_t what = next(10);
+        INFO("op " << op << ": " << what << ", " << len << " B at +" << at);
+        if (what < 4) {
+            buf.resize(len);
+            const PatternPlace p = place();
+            pattern_bytes(buf.data(), len, p);
+            REQUIRE(bytes.debug_access(true, kBase + at, buf.data(), len));
+            std::uint64_t unused = 0;
+            REQUIRE(places.debug_pattern(PatternOp::Write, kBase + at, len, p, unused));
+            written.push_back(Written{at, len, p});
+        } else if (what < 6) {
+            buf.resize(len);
+            if (what == 4) std::fill(buf.begin(), buf.end(), 0);
+            else buf = pattern(len, static_cast<unsigned>(op));
+            REQUIRE(bytes.debug_access(true, kBase + at, buf.data(), len));
+            REQUIRE(places.debug_access(true, kBase + at, buf.data(), len));
+        } else {
+            // Within a range written lately with the pattern (often still
+            // there), or anywhere against any place.
+            PatternPlace p = place();
+            if (!written.empty() && what < 9) {
+                const auto recent = static_cast<std::uint32_t>(std::min<std::size_t>(written.size(), 3));
+                const Written& w = written[written.size() - 1 - next(recent)];
+                const std::uint64_t skip = next(static_cast<std::uint32_t>(w.len));
+                at = w.at + skip;
+                len = 1 + next(static_cast<std::uint32_t>(w.len - skip));
+                p = pattern_advance(w.place, skip);
+            }
+            buf.resize(len);
+            REQUIRE(bytes.debug_access(false, kBase + at, buf.data(), len));
+            const std::uint64_t want = pattern_bytes_mismatch(buf.data(), len, p);
+            std::uint64_t first = 12345678;
+            REQUIRE(places.debug_pattern(PatternOp::Check, kBase + at, len, p, first));
+            REQUIRE(first == want);
+            (want == len ? matched : differed) += 1;
+        }
+        REQUIRE(places.byte_pages() == bytes.byte_pages());
+        REQUIRE(places.touched_pages() == bytes.touched_pages());
+    }
+    CHECK(matched > 100);
+    CHECK(differed > 100);
+    std::vector<unsigned char> a(kSpan), b(kSpan);
+    REQUIRE(bytes.debug_access(false, kBase, a.data(), kSpan));
+    REQUIRE(places.debug_access(false, kBase, b.data(), kSpan));
+    CHECK(a == b);
+    // Outside the DRAM: false, as debug_access.
+    std::uint64_t first = 0;
+    CHECK_FALSE(places.debug_pattern(PatternOp::Check, 16 * kGiB - 8, 16, pattern_place(1), first));
+}
+
+TEST_CASE("dram: the pattern by its places over a pending write lands after it, as bytes do",
+          "[dram][store][visibility]") {
+    // A timed write waits for its data phase: the pattern written by its
+    // places over part of it lands after it, and a check sees it, as debug
+    // accesses with the bytes do.
+    Env env;
+    Dram dram("dram", env.ctx, "node0");
+    std::vector<unsigned char> src = pattern(3000, 3), after(3000);
+    const PatternPlace p = pattern_advance(pattern_place(8), 5);
+    std::vector<unsigned char> mine(1000);
+    pattern_bytes(mine.data(), mine.size(), p);
+    std::vector<unsigned char> want = src;
+    std::copy(mine.begin(), mine.end(), want.begin() + 1200);
+    std::uint64_t seen = 0, mine_first = 0;
+    Initiator cpu("cpu", [&](Initiator& i) {
+        i.write(0x5F00, src, ns(500));   // its data phase well ahead
+        REQUIRE(dram.pending_writes() == 1);
+        REQUIRE(dram.debug_pattern(PatternOp::Check, 0x5F00 + 1200, 1000, p, seen));   // the pending bytes
+        std::uint64_t unused = 0;
+        REQUIRE(dram.debug_pattern(PatternOp::Write, 0x5F00 + 1200, 1000, p, unused));
+        REQUIRE(dram.debug_pattern(PatternOp::Check, 0x5F00 + 1200, 1000, p, mine_first));
+        wait(ns(2000));
+        i.read(0x5F00, after);
+    });
+    cpu.socket.bind(dram.socket);
+    sc_start();
+    CHECK(seen == pattern_bytes_mismatch(src.data() + 1200, 1000, p));
+    CHECK(seen < 1000);
+    CHECK(mine_first == 1000);
+    CHECK(after == want);
+}
+
 TEST_CASE("dram: packets of a transfer build a page's stretch as they land, over the last transfer's",
           "[dram][store]") {
     // A destination page written by timed 256-byte writes (an engine's

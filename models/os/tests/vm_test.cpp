@@ -1346,6 +1346,52 @@ TEST_CASE("vm: munmap inside the collapse window completes the collapse first", 
     CHECK_FALSE(e.vm->peek_user(e.pid, va, &x, 1));
 }
 
+TEST_CASE("vm: the data pattern written and checked without its bytes, as write_user and peek_user do", "[os][vm]") {
+    // write_user_pattern and peek_user_pattern against write_user and
+    // peek_user with the bytes: in frames (the DRAM compares), swapped out
+    // (the slot's bytes compared here), never touched (zeros), across pages.
+    Env e(Settings{{"vm.thp", "never"}});
+    e.vm->set_swap(*e.ssd);
+    const auto m = e.vm->mmap(e.pid, 4 * P, Prot::ReadWrite, false, T0);
+    REQUIRE(m.ok());
+    const PatternPlace at = pattern_advance(pattern_place(11), 3);
+    const std::uint64_t va = m.value + 100, len = 2 * P - 200;   // the end of page 0 into page 1
+    REQUIRE(e.vm->write_user_pattern(e.pid, va, len, at));
+    CHECK(e.vm->present(e.pid, m.value));   // faulted in, as write_user does
+    std::vector<unsigned char> want(len), got(len);
+    pattern_bytes(want.data(), len, at);
+    REQUIRE(e.vm->peek_user(e.pid, va, got.data(), len));
+    CHECK(got == want);
+    // Checks, each against the bytes' own answer.
+    auto check = [&](std::uint64_t a, std::uint64_t n, PatternPlace p) {
+        std::vector<unsigned char> b(n);
+        REQUIRE(e.vm->peek_user(e.pid, a, b.data(), n));
+        std::uint64_t first = 0;
+        REQUIRE(e.vm->peek_user_pattern(e.pid, a, n, p, first));
+        CHECK(first == pattern_bytes_mismatch(b.data(), n, p));
+        return first;
+    };
+    CHECK(check(va, len, at) == len);
+    CHECK(check(va + 1000, 3000, pattern_advance(at, 1000)) == 3000);
+    CHECK(check(va, len, pattern_advance(at, 8)) < len);   // another place
+    const unsigned char poke = static_cast<unsigned char>(want[5000] ^ 0x5a);
+    REQUIRE(e.vm->write_user(e.pid, va + 5000, &poke, 1));
+    CHECK(check(va, len, at) == 5000);
+    CHECK(check(m.value + 3 * P, P, at) < P);   // never touched: zeros
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 3 * P));
+    // Swapped out: compared with the slot's bytes, and still swapped.
+    REQUIRE(e.vm->write_user_pattern(e.pid, va, len, at));
+    REQUIRE(e.vm->reclaim(e.vm->free_bytes() + 2 * P, T0).value == 2);
+    REQUIRE(e.vm->swapped(e.pid, m.value + P));
+    CHECK(check(va, len, at) == len);
+    CHECK(check(va + 4000, 500, at) < 500);
+    CHECK(e.vm->swapped(e.pid, m.value + P));
+    // Outside every VMA: false, as peek_user and write_user.
+    std::uint64_t first = 0;
+    CHECK_FALSE(e.vm->peek_user_pattern(e.pid, m.value + 3 * P, P + 1, at, first));
+    CHECK_FALSE(e.vm->write_user_pattern(e.pid, m.value + 4 * P, 8, at));
+}
+
 TEST_CASE("vm: peek_user reads user memory without changing anything", "[os][vm]") {
     Env e(Settings{{"vm.thp", "never"}});
     e.vm->set_swap(*e.ssd);
