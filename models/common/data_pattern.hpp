@@ -7,8 +7,13 @@
 // words, word i = z ^ (z >> 31) with z = (k + 2 + i) * C * M (mod 2^64). So
 // a word's z steps by C * M, and z (hence the whole rest of the stream) can
 // be recovered from any one word: z ^ (z >> 31) is invertible. Every word
-// depends on the key and its position, so misplaced, stale or duplicated
-// data does not match.
+// depends on the key and its position, but through their sum: data moved
+// within its transfer, or left by a transfer of another key at the same
+// place, or duplicated, does not match; the stream of key k + 1 is key k's
+// one word on, though (its word i is k's word i + 1), so the data of a key
+// one apart, misplaced by exactly one word, would. (A workload's pattern
+// key is seed ^ its transfer's key: transfers whose keys differ only in
+// bit 0 get patterns one apart.)
 #pragma once
 
 #include <cstdint>
