@@ -120,11 +120,13 @@ Router::Router(sc_core::sc_module_name name, const SimContext& ctx)
 }
 
 void Router::set_route(unsigned dst, unsigned port) {
+    forget_routed();
     if (routes_.size() <= dst) routes_.resize(dst + 1, -1);
     routes_[dst] = static_cast<int>(port);
 }
 
 void Router::set_dimension_order(const Topology& topology, unsigned node) {
+    forget_routed();
     route_fn_ = nullptr;
     dor_ = true;
     dor_extent_ = {topology.extent(Topology::X), topology.extent(Topology::Y), topology.extent(Topology::Z),
@@ -188,6 +190,7 @@ void Router::set_input_link(unsigned port, Link& link) {
 }
 
 void Router::set_adaptive(const Topology& topology, unsigned node, unsigned vcs) {
+    forget_routed();
     topology_ = &topology;
     node_ = node;
     vcs_ = vcs;
@@ -202,6 +205,7 @@ void Router::set_adaptive(const Topology& topology, unsigned node, unsigned vcs)
 }
 
 void Router::set_output_link(unsigned port, Link* link) {
+    forget_routed();
     if (out_links_.size() <= port) out_links_.resize(port + 1, nullptr);
     out_links_[port] = link;
 }
@@ -319,6 +323,7 @@ void Router::occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_ti
 }
 
 void Router::end_of_elaboration() {
+    forget_routed();
     for (std::size_t dst = 0; dst < routes_.size(); ++dst) {
         if (routes_[dst] >= static_cast<int>(out.size()))
             throw std::logic_error(std::string(name()) + ": route to node " + std::to_string(dst) + " uses port " +
@@ -361,7 +366,7 @@ Router::Choice Router::route_packet(unsigned in_port, const ExanetPacket& pkt, s
     return c;
 }
 
-bool Router::routes(unsigned in_port, const ExanetPacket& pkt) const {
+bool Router::routes_asked(unsigned in_port, const ExanetPacket& pkt) const {
     int port;
     if (topology_) {
         port = topology_->adaptive_hops(node_, in_port, pkt.header.dst_coord, pkt.footer.src_coord, pkt.header.vc)
@@ -371,7 +376,10 @@ bool Router::routes(unsigned in_port, const ExanetPacket& pkt) const {
                : route_fn_ ? route_fn_(in_port, pkt).port
                            : route(pkt.dst_node);
     }
-    return port >= 0 && port < static_cast<int>(direct_out_.size()) && direct_out_[static_cast<std::size_t>(port)];
+    const bool ok =
+        port >= 0 && port < static_cast<int>(direct_out_.size()) && direct_out_[static_cast<std::size_t>(port)];
+    if (ok && !route_fn_) routed_ = Routed{in_port, pkt.dst_node, routed_key(pkt)};
+    return ok;
 }
 
 void Router::forward(int id, tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_core::sc_time& delay) {

@@ -70,7 +70,10 @@ public:
     void set_route(unsigned dst, unsigned port);
     int route(unsigned dst) const { return dst < routes_.size() ? routes_[dst] : -1; }
     // Routes by `f` instead of the table.
-    void set_route_function(RouteFunction f) { route_fn_ = std::move(f); }
+    void set_route_function(RouteFunction f) {
+        route_fn_ = std::move(f);
+        forget_routed();
+    }
     // Routes as Topology::next_hop for router `node` of `topology`, from
     // tables of its hops built here, one per dimension (an entry per board
     // coordinate in x, y and z) and one for its own board (an entry per
@@ -178,8 +181,14 @@ public:
         return ExactInput{inputs_[port].flits, inputs_[port].vcs};
     }
     // Whether a packet that comes in on `in_port` has a route here (its
-    // injection link asks before it takes the packet).
-    bool routes(unsigned in_port, const ExanetPacket& pkt) const;
+    // injection link asks before it takes the packet). The last yes is
+    // kept: a block's packets ask alike, and the answer depends on the
+    // input, the packet's coordinates, VC and node and the tables alone
+    // (any setter below forgets it; a route function's answer is not kept).
+    bool routes(unsigned in_port, const ExanetPacket& pkt) const {
+        if (routed_.in_port == in_port && routed_.key == routed_key(pkt) && routed_.node == pkt.dst_node) return true;
+        return routes_asked(in_port, pkt);
+    }
     void count_unroutable() { unroutable_.inc(); }
     // The packet's head reached input `port` at `head` (now is a pipeline
     // later): measured in `held`, its VC buffer `vc` of that input (of
@@ -274,6 +283,20 @@ private:
     // The route of forward() (adaptive: its choice among the candidates).
     Choice route_packet(unsigned in_port, const ExanetPacket& pkt, sc_core::sc_time head, sc_core::sc_time tail,
                         bool& adaptive, bool& chose) const;
+    // routes() beyond its last yes; that yes (routed_key: the coordinates
+    // and the VC in one word).
+    bool routes_asked(unsigned in_port, const ExanetPacket& pkt) const;
+    static std::uint64_t routed_key(const ExanetPacket& pkt) {
+        return std::uint64_t(pkt.header.dst_coord) | (std::uint64_t(pkt.footer.src_coord) << 24) |
+               (std::uint64_t(pkt.header.vc) << 48);
+    }
+    struct Routed {
+        unsigned in_port = ~0u;
+        unsigned node = 0;
+        std::uint64_t key = 0;
+    };
+    mutable Routed routed_;
+    void forget_routed() { routed_ = Routed{}; }
     // What every packet's hop reads, together (a Router is some 1.6 KB of
     // SystemC module; on a large torus each line of it a hop touches is a
     // miss of the caches): the pipeline, the routing, the output links and

@@ -384,3 +384,48 @@ TEST_CASE("router: a route to an unbound port is found at the end of elaboration
         CHECK(std::string(e.what()).find("port 3") != std::string::npos);
     }
 }
+
+TEST_CASE("router: whether a packet has a route follows the routes as they are set, its last yes kept only for them",
+          "[router]") {
+    // An injection link asks Router::routes for every packet it takes; the
+    // router keeps its last yes for the packets after. A yes kept must not
+    // outlive the route it came from, nor answer for another packet, and a
+    // route function's answer is asked each time.
+    NetEnv env;
+    Link in("in", env.ctx, link_params(20e9, ns(20), 64), "node0", "ni->router");
+    Router router("router", env.ctx);
+    Link out("out", env.ctx, link_params(16e9, ns(150), 64), "node0", "link->node1");
+    PacketSink sink("sink");
+    PacketSource idle("idle", [](PacketSource&) {});
+    idle.out.bind(in.in);
+    in.connect(router);
+    router.out.bind(out.in);
+    router.set_output_link(0, &out);
+    out.out.bind(sink.in);
+    router.set_route(1, 0);
+    sc_start(sc_core::SC_ZERO_TIME);   // (the direct outputs are known from the end of elaboration)
+
+    ExanetPacket p;
+    p.dst_node = 1;
+    CHECK(router.routes(0, p));
+    CHECK(router.routes(0, p));   // the kept yes
+    router.set_route(1, 3);   // a port with no link
+    CHECK_FALSE(router.routes(0, p));
+    router.set_route(1, 0);
+    CHECK(router.routes(0, p));
+    p.dst_node = 2;   // another packet: no route
+    CHECK_FALSE(router.routes(0, p));
+    p.dst_node = 1;
+    CHECK(router.routes(0, p));
+    bool yes = true;
+    router.set_route_function([&yes](unsigned, const ExanetPacket&) {
+        Router::Choice c;
+        c.port = yes ? 0 : 5;
+        return c;
+    });
+    CHECK(router.routes(0, p));
+    yes = false;   // the same packet, another answer: asked again
+    CHECK_FALSE(router.routes(0, p));
+    yes = true;
+    CHECK(router.routes(0, p));
+}
