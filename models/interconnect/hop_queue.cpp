@@ -76,7 +76,6 @@ void HopQueue::post_outside(const Event& e) {
         throw std::logic_error(std::string(name()) + ": an event posted for " + e.t.to_string() +
                                ", before the present " + now.to_string());
     push(e);
-    most_ = std::max(most_, count_);
     if (!serving_) arm(front().t, sc_core::sc_time_stamp());   // (serve() arms once it is done)
 }
 

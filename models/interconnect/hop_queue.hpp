@@ -234,7 +234,6 @@ public:
         // From a handler for its own time or later (the usual case): inline.
         if (serving_ && !(e.t < current_)) {
             push(e);
-            if (count_ > most_) most_ = count_;
             return;
         }
         post_outside(e);
@@ -256,7 +255,6 @@ public:
     std::uint64_t deferrals() const { return deferrals_; }
     // Times the method ran (each a kernel wake-up).
     std::uint64_t wakes() const { return wakes_; }
-    std::size_t most_queued() const { return most_; }
     // The calendar's buckets' width now, in ps (its adaptation: tests).
     std::uint64_t bucket_ps() const { return std::uint64_t(1) << shift_; }
 
@@ -276,13 +274,15 @@ private:
     // kAdaptEvery events served since it last looked, more than one move an event halves
     // the width (down to 256 ps: a 1,296-MPSoC halo, 6.7 % fewer
     // instructions than at 2,048), under 0.02 with a bucket drained for
-    // nearly every event doubles it (up to 2,048 ps, the first: wider,
-    // a halo's sparse start would leave its dense rounds in buckets too
-    // wide for a while), and the ring is sorted again into the new buckets
-    // (rebucket()). Measured by callgrind (docs/performance.md).
-    static constexpr unsigned kWidest = 11, kNarrowest = 8;   // 2,048 ps (the first), 256 ps
+    // nearly every event doubles it (up to 16,384 ps: a stream's events,
+    // some 100 ns apart, found their next bucket beyond its word of the
+    // bitmap at one event in three at 2,048), and the ring is sorted again
+    // into the new buckets (rebucket()). The first width is 2,048 ps: a
+    // halo's sparse start would leave its dense rounds in buckets too wide
+    // for a while. Measured by callgrind (docs/performance.md).
+    static constexpr unsigned kWidest = 14, kNarrowest = 8, kFirst = 11;   // 16,384 ps, 256 ps, 2,048 ps
     static constexpr std::uint64_t kAdaptEvery = 4096;
-    unsigned shift_ = kWidest;
+    unsigned shift_ = kFirst;
     std::uint64_t steps_ = 0, drains_ = 0;   // since the last look (adapt())
     std::uint64_t look_at_ = kAdaptEvery, looked_ = 0;   // served_ at the next look and at the last
     void adapt(sc_core::sc_time now);
@@ -369,7 +369,6 @@ private:
         HopQueue* q = nullptr;
         void at_instant_end() override { q->serve(); }
     } end_;
-    std::size_t most_ = 0;   // events queued at once, at most
     std::uint32_t links_ = 0;
     // By link number (serve_link): the link whose own events they are, read
     // at every event (8 bytes each: on a large torus, fewer lines of the
