@@ -367,8 +367,15 @@ void Link::serve_soon(sc_time now) {
 VRDMASIM_FORCE_INLINE void Link::give_credit_inline(unsigned vc, unsigned flits, sc_time at) {
     Hops& h = *hop_;
     auto& list = h.pending;
-    // By time, usually the latest.
+    // By time, usually the latest: then, with every credit before it
+    // earlier than it, a first packet's credits are complete at `at`
+    // exactly when those of its VC before it fall short and this one
+    // makes them up (no walk of the list: credits_on_way).
+    const unsigned before = h.vc[vc].on_way;
+    h.vc[vc].on_way += flits;
+    bool last = false;
     if (list.empty() || !(list.back().at > at)) {
+        last = list.empty() || list.back().at < at;
         list.push_back(Hops::Pending{at, vc, flits});
     } else {
         std::size_t i = list.size() - 1;
@@ -383,6 +390,12 @@ VRDMASIM_FORCE_INLINE void Link::give_credit_inline(unsigned vc, unsigned flits,
     // (after them) may hold any VC's.
     const auto completes = [&](const Hops::Queue& q) VRDMASIM_FORCE_INLINE_LAMBDA {
         const HopPacket& f = *q.fifo.front();
+        if (last) {
+            const unsigned c = h.vc[vc].credits;
+            if (c >= f.flits || c + before >= f.flits || c + before + flits < f.flits) return;
+            post_serve(std::max(std::max(at, f.ready), h.wire_free));
+            return;
+        }
         const sc_time t = credits_for(vc, f.flits);
         if (!is_max_sim_time(t) && t >= at) post_serve(std::max(std::max(t, f.ready), h.wire_free));
     };
@@ -409,6 +422,7 @@ VRDMASIM_FORCE_INLINE void Link::take_credits(sc_time now) {
         const Hops::Pending c = h.pending.front();
         h.pending.pop_front();
         h.vc[c.vc].credits += c.flits;
+        h.vc[c.vc].on_way -= c.flits;
     }
 }
 
@@ -846,11 +860,21 @@ std::size_t Link::exact_waiting() const {
     return n;
 }
 
+// Not back yet (neither taken nor on their way), and any difference
+// between a VC's count of its credits on their way (Vc::on_way, which
+// give_credit's answer rests on) and the list's: a count that drifted shows
+// here, as credits not back.
 std::size_t Link::exact_credits_out() const {
     if (!hop_) return 0;
     std::size_t n = 0;
-    for (unsigned v = 0; v < p_.vcs; ++v) n += p_.buffer_flits - hop_->vc[v].credits;
-    for (const Hops::Pending& p : hop_->pending) n -= p.flits;
+    for (unsigned v = 0; v < p_.vcs; ++v) {
+        unsigned listed = 0;
+        for (const Hops::Pending& p : hop_->pending)
+            if (p.vc == v) listed += p.flits;
+        const unsigned counted = hop_->vc[v].on_way;
+        n += p_.buffer_flits - hop_->vc[v].credits - listed;
+        n += listed > counted ? listed - counted : counted - listed;
+    }
     return n;
 }
 

@@ -66,6 +66,7 @@ struct alignas(64) Link::Hops {
     struct alignas(64) Vc {
         unsigned credits = 0;
         unsigned hwm = 0;
+        unsigned on_way = 0;   // flits of its credits on their way (in `pending`)
         Queue queue;
         Scalar* hwm_stat = nullptr;
         Router::ExactHeld far;

@@ -6,6 +6,7 @@
 // is its own elaboration (ctest runs each in its own process).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 
@@ -185,6 +186,72 @@ TEST_CASE(
     CHECK(sc_core::sc_time_stamp() >= sink.arrivals.back().head);
     CHECK(one.q.packets_in_flight() == 0);
     CHECK(one.link.exact_credits_out() == 0);
+}
+
+TEST_CASE(
+    "exact links: each packet starts at the later of its head, the wire's end and the credits it needs, "
+    "credits back in any order",
+    "[link][exact][credits]") {
+    // A far buffer of three packets, whose space the far end frees 0.2 or
+    // 3 us after a tail, alternately: credits come back out of the order
+    // of their packets, some after the last on the way, some before. Each
+    // start must be exactly where the model puts it, computed here from
+    // the arrivals alone: its head as offered, the wire's end (the last
+    // packet's), and the time by which at most two earlier packets' credits
+    // are still out (each back a latency after its space is freed). The
+    // latency, 1 us, is longer than three packets' time on the wire: a
+    // packet's credits are given (at the far end's taking of an earlier
+    // one) after it has come first, so its serving comes from the credit
+    // that completes them. A serving missed or late there would start a
+    // packet late.
+    NetEnv env;
+    HopQueue q{"hops"};
+    Link link{"link", env.ctx, link_params(16e9, us(1), 54), "node0", "link->node1"};
+    PacketSink sink{"sink"};
+    const unsigned kPackets = 12;
+    PacketSource src("src", [](PacketSource& s) {
+        for (unsigned k = 0; k < kPackets; ++k) {
+            PacketSpec p;
+            p.seq = k;
+            s.send(p);
+        }
+    });
+    sink.may_wait = false;
+    sink.free_at = [](const PacketSink::Arrival& a) { return a.tail + (a.seq % 2 ? us(3) : ns(200)); };
+    src.out.bind(link.in);
+    src.path.direct(&link);
+    link.connect(sink.in, sink);
+    link.use_hops(q);
+    sc_start();
+    REQUIRE(sink.arrivals.size() == kPackets);
+    REQUIRE(src.sent.size() == kPackets);
+    std::vector<sc_time> credit_back;
+    unsigned credit_bound = 0;
+    for (unsigned k = 0; k < kPackets; ++k) {
+        const auto& a = sink.arrivals[k];
+        REQUIRE(a.seq == k);
+        REQUIRE(a.flits == 18);
+        const sc_time start = a.head - link.flit_time() - us(1);
+        sc_time expect = src.sent[k].head;
+        if (k > 0) expect = std::max(expect, sink.arrivals[k - 1].tail - us(1));   // the wire's end
+        if (k >= 3) {
+            std::vector<sc_time> sorted = credit_back;
+            std::sort(sorted.begin(), sorted.end());
+            if (sorted[k - 3] > expect) ++credit_bound;
+            expect = std::max(expect, sorted[k - 3]);
+        }
+        INFO("packet " << k);
+        CHECK(start == expect);
+        credit_back.push_back(a.free + us(1));
+    }
+    // Some packets waited for a credit, and credits came back out of the
+    // order they were given in.
+    CHECK(credit_bound > 0);
+    unsigned out_of_order = 0;
+    for (unsigned k = 1; k < kPackets; ++k) out_of_order += credit_back[k] < credit_back[k - 1] ? 1 : 0;
+    CHECK(out_of_order > 0);
+    CHECK(link.exact_credits_out() == 0);
+    CHECK(q.packets_in_flight() == 0);
 }
 
 TEST_CASE("exact links: a full queue's sender goes on at the later of the start that makes room and its head",
