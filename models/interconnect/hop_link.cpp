@@ -391,8 +391,10 @@ VRDMASIM_FORCE_INLINE void Link::give_credit_inline(unsigned vc, unsigned flits,
     const auto completes = [&](const Hops::Queue& q) VRDMASIM_FORCE_INLINE_LAMBDA {
         const HopPacket& f = *q.fifo.front();
         if (last) {
-            const unsigned c = h.vc[vc].credits;
-            if (c >= f.flits || c + before >= f.flits || c + before + flits < f.flits) return;
+            // (Complete before it, with those on their way before it, or
+            // not even with it.)
+            const unsigned had = h.vc[vc].credits + before;
+            if (had >= f.flits || had + flits < f.flits) return;
             post_serve(std::max(std::max(at, f.ready), h.wire_free));
             return;
         }
@@ -783,7 +785,7 @@ void Link::deliver_here(HopPacket& hp, sc_time head) {
     if (!hp.gp.is_response_ok()) h.refused->inc();
     // Its space in the interface's buffer is free at t0 + d (link.hpp);
     // the credit comes back a latency later.
-    give_credit(hp.up_vc, hp.flits, t0 + d + p_.latency);
+    give_credit_inline(hp.up_vc, hp.flits, t0 + d + p_.latency);
     h.q->give_back(hp);
     h.q->reach(head);
     // What it woke runs before anything else the queue serves from then on.
