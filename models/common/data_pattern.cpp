@@ -8,9 +8,9 @@ namespace vrdmasim {
 namespace {
 
 // The pattern's words: a Weyl sequence through one multiply and xor-shift
-// per 8 bytes. Word i is z ^ (z >> 31) with z = x_i * M, x_i = (key + 1) * C
-// + (i + 1) * C (mod 2^64): z itself steps by C * M, so it is kept by one
-// addition per word. Below, `z` is the z of the word before the first one
+// per 8 bytes. Word i is z ^ (z >> 31) with z = x_i * M, x_i = (s + 1) * C
+// + (i + 1) * C (mod 2^64), s = pattern_spread(key): z itself steps by
+// C * M, so it is kept by one addition per word. Below, `z` is the z of the word before the first one
 // written or compared.
 constexpr std::uint64_t kPatC = 0x9E3779B97F4A7C15ull, kPatM = 0xBF58476D1CE4E5B9ull;
 constexpr std::uint64_t kStep = kPatC * kPatM;
@@ -174,8 +174,9 @@ std::uint64_t mismatch_from(const unsigned char* buf, std::uint64_t len, std::ui
     return mismatch_from_portable(buf, len, z);
 }
 
-// The z of the word before fill_pattern(key)'s first.
-inline std::uint64_t z_before(std::uint64_t key) { return (key + 1) * kStep; }
+// The z of the word before fill_pattern(key)'s first: the key spread over
+// the stream (the data pattern's definition, data_pattern.hpp).
+inline std::uint64_t z_before(std::uint64_t key) { return (pattern_spread(key) + 1) * kStep; }
 
 }   // namespace
 

@@ -4,22 +4,34 @@
 // bytes (models/memory/README.md, "The store").
 //
 // Definition: the pattern of key k is a sequence of 8-byte little-endian
-// words, word i = z ^ (z >> 31) with z = (k + 2 + i) * C * M (mod 2^64). So
-// a word's z steps by C * M, and z (hence the whole rest of the stream) can
-// be recovered from any one word: z ^ (z >> 31) is invertible. Every word
-// depends on the key and its position, but through their sum: data moved
-// within its transfer, or left by a transfer of another key at the same
-// place, or duplicated, does not match; the stream of key k + 1 is key k's
-// one word on, though (its word i is k's word i + 1), so the data of a key
-// one apart, misplaced by exactly one word, would. (A workload's pattern
-// key is seed ^ its transfer's key: transfers whose keys differ only in
-// bit 0 get patterns one apart.)
+// words, word i = z ^ (z >> 31) with z = (s + 2 + i) * C * M (mod 2^64),
+// s = pattern_spread(k). So a word's z steps by C * M, and z (hence the
+// whole rest of the stream) can be recovered from any one word: z ^ (z >>
+// 31) is invertible. All keys' patterns are stretches of one stream (C * M
+// is odd: z runs through every value), key k's from position s on; the
+// spread, a bijection that scatters neighbouring keys (SplitMix64's
+// finaliser), puts any two keys' stretches some 2^63 words apart on
+// average, so every word depends on the key and its position: data moved
+// within its transfer, left by a transfer of another key at the same place
+// or near it, or duplicated, does not match. (With s = k, as before
+// 2026-12-01, key k + 1's stream was key k's one word on: data of a key one
+// apart, misplaced by exactly one word, matched. A workload's pattern key
+// is seed ^ its transfer's key, and transfers whose keys differ only in
+// bit 0 are common.)
 #pragma once
 
 #include <cstdint>
 
 namespace vrdmasim {
 
+// Where key k's pattern starts in the stream: SplitMix64's finaliser (a
+// bijection of 64-bit values; Steele, Lea and Flood, "Fast splittable
+// pseudorandom number generators", OOPSLA 2014).
+constexpr std::uint64_t pattern_spread(std::uint64_t k) {
+    k = (k ^ (k >> 30)) * 0xBF58476D1CE4E5B9ull;
+    k = (k ^ (k >> 27)) * 0x94D049BB133111EBull;
+    return k ^ (k >> 31);
+}
 // Deterministic pseudo-random contents for transfer `key` (seeded).
 void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 // Its two implementations, the same words (tests): four words per

@@ -1,6 +1,7 @@
 // fill_pattern: the data every transfer carries and every check compares.
 // Its four-words-at-a-time loop must write exactly the words of the
-// definition (word i = z ^ (z >> 31), z = ((key + 1) + (i + 1)) * C * M),
+// definition (word i = z ^ (z >> 31), z = ((s + 1) + (i + 1)) * C * M,
+// s = pattern_spread(key)),
 // whatever the length and the alignment of the buffer.
 #include <catch2/catch.hpp>
 
@@ -20,7 +21,7 @@ std::vector<unsigned char> reference(std::uint64_t len, std::uint64_t key) {
     constexpr std::uint64_t C = 0x9E3779B97F4A7C15ull, M = 0xBF58476D1CE4E5B9ull;
     std::vector<unsigned char> out(len);
     for (std::uint64_t i = 0; i < len; i += 8) {
-        const std::uint64_t z = ((key + 1) * C + (i / 8 + 1) * C) * M;
+        const std::uint64_t z = ((pattern_spread(key) + 1) * C + (i / 8 + 1) * C) * M;
         const std::uint64_t w = z ^ (z >> 31);
         std::memcpy(out.data() + i, &w, len - i < 8 ? len - i : 8);
     }
@@ -114,6 +115,22 @@ TEST_CASE("pattern_mismatch: the first byte that differs from the pattern", "[pa
     else WARN("this CPU has no AVX2: only the portable loop checked");
 }
 
+TEST_CASE("pattern_mismatch: data of a neighbouring key, at any place near, does not pass for the pattern",
+          "[pattern]") {
+    // A workload's pattern keys differ in bit 0 for the two transfers of a
+    // pair, and by one for a sequence: a transfer's data landing a few
+    // words off in another's buffer must still show. (Without the key's
+    // spread, key k's data from word 1 on is key k + 1's pattern.)
+    constexpr std::uint64_t kWords = 1024, kLen = 256;
+    for (const std::uint64_t key : {0ull, 1ull, 2ull, 41ull, 0x1234ull, ~0ull - 1}) {
+        const std::vector<unsigned char> data = reference((kWords + kLen / 8) * 8, key);
+        for (const std::uint64_t other : {key + 1, key - 1, key ^ 1}) {
+            INFO("data of key " << key << " checked as key " << other);
+            for (std::uint64_t m = 0; m < kWords; ++m) REQUIRE(pattern_mismatch(data.data() + 8 * m, kLen, other) < 8);
+        }
+    }
+}
+
 TEST_CASE("pattern_bytes: any stretch of a pattern, from its place", "[pattern]") {
     for (std::uint64_t key : {0ull, 9ull, ~0ull - 3}) {
         const std::vector<unsigned char> whole = reference(400, key);
@@ -135,8 +152,12 @@ TEST_CASE("pattern_bytes: any stretch of a pattern, from its place", "[pattern]"
             }
         }
     }
-    // Two keys' patterns are one stream, a word apart: the place says so.
-    CHECK(pattern_advance(pattern_place(4), 8) == pattern_place(5));
+    // Every key's pattern is a stretch of one stream, from its spread on:
+    // the place says so; neighbouring keys' are not a word apart.
+    for (std::uint64_t key : {0ull, 4ull, ~0ull}) {
+        CHECK(pattern_place(key) == PatternPlace{(pattern_spread(key) + 2) * kPatternStep, 0});
+        CHECK(pattern_advance(pattern_place(key), 8) != pattern_place(key + 1));
+    }
 }
 
 TEST_CASE("pattern_find: a stretch of any pattern is found with its place, anything else is not", "[pattern]") {
