@@ -22,7 +22,7 @@ namespace vrdmasim {
 // A FIFO of packets in flight (consumed_prefix.hpp): it keeps its space
 // when it drains, allocates nothing while empty (a std::deque allocates a
 // map and a block at once: some 600 bytes a queue, on every link's every
-// VC), and drops what it has served once that is most of it.
+// VC), and a packet served from it moves nothing (a ring).
 using PacketFifo = ConsumedList<HopPacket*>;
 
 struct alignas(64) Link::Hops {
