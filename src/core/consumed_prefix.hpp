@@ -16,6 +16,8 @@
 #include <cstddef>
 #include <iterator>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace vrdmasim {
@@ -122,15 +124,23 @@ public:
         ring_[(head_ + n_) & mask_] = x;
         ++n_;
     }
-    void insert(iterator at, const T& x) {
+    void push_back(T&& x) {
         if (n_ == size_) grow();
-        // Those from `at` on move one place back, the last first.
-        for (std::size_t k = n_; k > at.index(); --k) (*this)[k] = (*this)[k - 1];
-        (*this)[at.index()] = x;
+        ring_[(head_ + n_) & mask_] = std::move(x);
         ++n_;
     }
-    // The first dropped (a reference to it is gone with it).
+    void insert(iterator at, const T& x) { insert(at, T(x)); }
+    void insert(iterator at, T&& x) {
+        if (n_ == size_) grow();
+        // Those from `at` on move one place back, the last first.
+        for (std::size_t k = n_; k > at.index(); --k) (*this)[k] = std::move((*this)[k - 1]);
+        (*this)[at.index()] = std::move(x);
+        ++n_;
+    }
+    // The first dropped (a reference to it is gone with it; what it owns
+    // is freed now, not when its place is written again).
     void pop_front() {
+        if constexpr (!std::is_trivially_destructible_v<T>) ring_[head_] = T();
         head_ = (head_ + 1) & mask_;
         --n_;
     }
@@ -144,7 +154,7 @@ private:
     [[gnu::noinline]] void grow() {
         const std::size_t size = size_ == 0 ? 4 : 2 * size_;
         std::unique_ptr<T[]> bigger(new T[size]);
-        for (std::size_t k = 0; k < n_; ++k) bigger[k] = (*this)[k];
+        for (std::size_t k = 0; k < n_; ++k) bigger[k] = std::move((*this)[k]);
         ring_ = std::move(bigger);
         size_ = size;
         head_ = 0;
