@@ -10,8 +10,8 @@ namespace {
 // The pattern's words: a Weyl sequence through one multiply and xor-shift
 // per 8 bytes. Word i is z ^ (z >> 31) with z = x_i * M, x_i = (s + 1) * C
 // + (i + 1) * C (mod 2^64), s = pattern_spread(key): z itself steps by
-// C * M, so it is kept by one addition per word. Below, `z` is the z of the word before the first one
-// written or compared.
+// C * M, so it is kept by one addition per word. Below, `z` is the z of
+// the word before the first one written or compared.
 constexpr std::uint64_t kPatC = 0x9E3779B97F4A7C15ull, kPatM = 0xBF58476D1CE4E5B9ull;
 constexpr std::uint64_t kStep = kPatC * kPatM;
 static_assert(kStep == kPatternStep, "the header's step is the definition's");

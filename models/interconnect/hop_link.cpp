@@ -18,7 +18,7 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/router.hpp"
-#include "src/core/consumed_prefix.hpp"
+#include "src/core/ring_list.hpp"
 #include "src/core/force_inline.hpp"
 #include "src/core/sim_now.hpp"
 #include "src/core/trace.hpp"

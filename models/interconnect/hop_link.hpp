@@ -12,18 +12,18 @@
 #include "models/interconnect/hop_queue.hpp"
 #include "models/interconnect/link.hpp"
 #include "models/interconnect/router.hpp"
-#include "src/core/consumed_prefix.hpp"
+#include "src/core/ring_list.hpp"
 #include "src/core/sim_now.hpp"
 #include "src/core/lazy_event.hpp"
 #include "src/core/lazy_thread.hpp"
 
 namespace vrdmasim {
 
-// A FIFO of packets in flight (consumed_prefix.hpp): it keeps its space
+// A FIFO of packets in flight (ring_list.hpp): it keeps its space
 // when it drains, allocates nothing while empty (a std::deque allocates a
 // map and a block at once: some 600 bytes a queue, on every link's every
 // VC), and a packet served from it moves nothing (a ring).
-using PacketFifo = ConsumedList<HopPacket*>;
+using PacketFifo = RingList<HopPacket*>;
 
 struct alignas(64) Link::Hops {
     // A queue of packets waiting to start: one per VC of the far buffer
@@ -123,7 +123,7 @@ struct alignas(64) Link::Hops {
     unsigned queued_flits = 0;
     std::uint32_t number = 0;
     Router::ExactInput far_in;   // the far router's input (none: 0 flits)
-    ConsumedList<Pending> pending;
+    RingList<Pending> pending;
     // Whether this link makes its arrivals at the far router ahead (-1:
     // not known yet, decided at its first start, once routing and a region
     // of interest are set up; 0: no, Arrival events; 1: yes; 2: yes, their

@@ -19,7 +19,7 @@
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
-#include "src/core/consumed_prefix.hpp"
+#include "src/core/ring_list.hpp"
 #include "src/core/context.hpp"
 #include "src/core/force_inline.hpp"
 #include "models/interconnect/exanet_packet.hpp"
@@ -137,7 +137,7 @@ public:
         // on, sorted by the time (ties in the order they were freed): space
         // is usually freed in arrival order, so a packet appends at the end
         // and the freed ones leave at the front.
-        ConsumedList<std::pair<sc_core::sc_time, unsigned>> held;
+        RingList<std::pair<sc_core::sc_time, unsigned>> held;
         unsigned held_flits = 0;   // arrivals not freed (the frees listed are subtracted as due)
         // The most it has held: the router's occupancy_max of its VC is the
         // most of its inputs', read there only when this one rises.

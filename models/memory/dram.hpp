@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,7 +18,7 @@
 #include <tlm_utils/passthrough_target_socket.h>
 
 #include "src/core/context.hpp"
-#include "src/core/consumed_prefix.hpp"
+#include "src/core/ring_list.hpp"
 #include "models/common/data_pattern.hpp"
 #include "models/common/debug_access.hpp"
 
@@ -96,7 +95,7 @@ private:
         bool patterned = false;
         Page* page = nullptr;   // the page it lies in, if only one (as a packet's payload)
     };
-    ConsumedList<PendingWrite> pending_;   // sorted by `at`, ties in call order (a ring)
+    RingList<PendingWrite> pending_;   // sorted by `at`, ties in call order
     std::vector<std::vector<unsigned char>> spare_;   // recycled data buffers, kSpareBuffers once none is pending
     static constexpr std::size_t kSpareBuffers = 4;
     std::uint64_t pending_lo_ = 0, pending_hi_ = 0;   // bounds of pending_'s bytes
