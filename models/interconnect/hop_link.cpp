@@ -56,6 +56,7 @@ void Link::use_hops(HopQueue& q, std::uint32_t number) {
     Hops& h = *hop_;
     h.q = &q;
     h.number = number;
+    h.serve_key = HopQueue::key(HopQueue::Serve, number, 0);
     q.serve_link(number, *this);
     // The far router's input is measured here (Router::ExactHeld); a
     // network interface at the far end has none.
@@ -356,7 +357,7 @@ void Link::post_serve(sc_time at) {
     Hops& h = *hop_;
     if (at >= h.serve_at) return;
     h.serve_at = at;
-    h.q->post(HopQueue::Event{at, HopQueue::key(HopQueue::Serve, h.number, 0), 0, nullptr});
+    h.q->post(HopQueue::Event{at, h.serve_key, 0, nullptr});
 }
 
 void Link::serve_soon(sc_time now) {

@@ -122,6 +122,7 @@ struct alignas(64) Link::Hops {
     sc_core::sc_time serve_at = max_sim_time();   // a Serve event is queued for then
     unsigned queued_flits = 0;
     std::uint32_t number = 0;
+    std::uint64_t serve_key = 0;   // its Serve events' (HopQueue::key)
     Router::ExactInput far_in;   // the far router's input (none: 0 flits)
     RingList<Pending> pending;
     // Whether this link makes its arrivals at the far router ahead (-1:

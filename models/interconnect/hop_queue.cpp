@@ -47,7 +47,7 @@ void HopQueue::give_back(HopPacket& p) {
     free_.push_back(&p);
 }
 
-HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name), ring_(kBuckets), nonempty_(kBuckets / 64, 0) {
+HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name), ring_(kBuckets) {
     SC_HAS_PROCESS(HopQueue);
     SC_METHOD(serve);
     sensitive << wake_;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -299,7 +300,7 @@ private:
         std::vector<Event> more;
     };
     std::vector<Bucket> ring_;
-    std::vector<std::uint64_t> nonempty_;   // a bit per bucket
+    std::array<std::uint64_t, kBuckets / 64> nonempty_{};   // a bit per bucket (in the object: no pointer to load)
     std::uint64_t words_ = 0;   // a bit per word of nonempty_ that is not 0
     static_assert(kBuckets == 64 * 64, "one word of words_ covers the ring");
     std::uint64_t base_ = 0;   // the present's bucket number: the ring holds base_ .. base_ + kBuckets - 1
@@ -320,7 +321,7 @@ private:
     void push(const Event& e) {
         ++count_;
         const std::uint64_t b = bucket_of(e.t);
-        if (b < base_ || b - base_ >= kBuckets) {
+        if (b - base_ >= kBuckets) {   // (before base_ too: the difference wraps)
             far_.push_back(e);
             std::push_heap(far_.begin(), far_.end(), Later{});
             return;
