@@ -142,7 +142,7 @@ def main():
     ap.add_argument("--per", default="",
                     help="divide the counts by this: a number, or a column of the run's summary.csv (packet_hops, "
                          "packets, sim_events)")
-    ap.add_argument("--unit", default="each", help="the --per column's name (default: per and the figure's name)")
+    ap.add_argument("--unit", help="the --per column's name (default: per and the figure's name)")
     ap.add_argument("--top", type=int, default=30, help="rows of each table (default 30)")
     ap.add_argument("command", nargs=argparse.REMAINDER, help="-- then vrdmasim's arguments (run ...), without -o")
     a = ap.parse_args()
@@ -192,7 +192,7 @@ def main():
 
     def table(title, counter):
         print(title)
-        unit = a.unit if a.unit != "each" or not per else "per " + (a.per if not a.per[:1].isdigit() else "one")
+        unit = a.unit or "per " + a.per
         print(f"  {'instructions':>14}  {'share':>6}" + (f"  {unit:>12}" if per else ""))
 
         def row(n, what):
